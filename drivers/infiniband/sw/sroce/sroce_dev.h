@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The sroce device: one ib_device with one RoCEv2 port bound to one
+ * Ethernet netdev.
+ *
+ * Lifetime: ib_core owns the memory (ib_alloc_device/ib_dealloc_device).
+ * A device becomes visible to the data path (its netns context's RCU list)
+ * only after ib_register_device() succeeded and leaves it in
+ * sroce_dealloc_driver(), which ib_core calls exactly once on the way out.
+ */
+#ifndef SROCE_DEV_H
+#define SROCE_DEV_H
+
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+
+#include "sroce_stats.h"
+
+struct sroce_net;
+
+struct sroce_dev {
+	struct ib_device ibdev;
+	/* Bound netdev; ib_core holds the reference (ib_device_set_netdev). */
+	struct net_device *ndev;
+	/* Per-netns context owning the UDP sockets; we hold one user count. */
+	struct sroce_net *snet;
+	/* Entry in snet->devs, walked under RCU by the receive path. */
+	struct list_head net_node;
+	/* Last port state reported through an async event, under state_lock. */
+	spinlock_t state_lock;
+	enum ib_port_state port_state;
+	struct sroce_stats __percpu *stats;
+};
+
+static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+#define sroce_dbg(sdev, fmt, ...) \
+	ibdev_dbg(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+#define sroce_info(sdev, fmt, ...) \
+	ibdev_info(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+#define sroce_err_rl(sdev, fmt, ...) \
+	ibdev_err_ratelimited(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+
+enum ib_port_state sroce_port_state(struct sroce_dev *sdev);
+void sroce_port_update(struct sroce_dev *sdev);
+
+#endif /* SROCE_DEV_H */

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce: a software RoCEv2 provider.  Module glue, `rdma link` operations,
+ * device creation/teardown and the netdev notifier.
+ *
+ * Locking: sroce_newlink_mutex serializes device creation only; it is never
+ * taken under RTNL, because ib_register_device() takes RTNL itself (GID
+ * table population).  sroce_list_mutex protects sroce_dev_list and is
+ * never held across a call into ib_core.  The netdev notifier runs under
+ * RTNL and takes neither: it finds devices through ib_core.
+ *
+ * Lifetime: ib_core owns device memory.  Once ib_register_device()
+ * succeeded, every teardown path (rdma link delete, netdev unregister,
+ * module unload) ends in sroce_dealloc_driver(), exactly once.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
+
+#include "sroce/sroce_wire.h"
+#include "sroce_compat.h"
+#include "sroce_dev.h"
+#include "sroce_net.h"
+#include "sroce_stats.h"
+#include "sroce_verbs.h"
+
+/* The rxe user ABI version rdma-core's rxe provider speaks. */
+#define SROCE_UVERBS_ABI_VERSION	2
+
+static DEFINE_MUTEX(sroce_newlink_mutex);
+static DEFINE_MUTEX(sroce_list_mutex);
+static LIST_HEAD(sroce_dev_list);
+
+struct sroce_dev_entry {
+	struct list_head node;
+	struct sroce_dev *sdev;
+};
+
+static const char *sroce_port_state_name(enum ib_port_state state)
+{
+	return state == IB_PORT_ACTIVE ? "ACTIVE" : "DOWN";
+}
+
+/**
+ * sroce_port_state() - IB port state derived from the netdev
+ * @sdev: the device
+ *
+ * A RoCE port is ACTIVE when its netdev is up and has carrier.
+ */
+enum ib_port_state sroce_port_state(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+	       IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/**
+ * sroce_port_update() - report a port state change as an async event
+ * @sdev: the device
+ *
+ * Called from the netdev notifier (process context, RTNL held).
+ */
+void sroce_port_update(struct sroce_dev *sdev)
+{
+	enum ib_port_state state = sroce_port_state(sdev);
+	struct ib_event ev = {
+		.device			= &sdev->ibdev,
+		.element.port_num	= 1,
+	};
+	bool changed;
+
+	spin_lock_bh(&sdev->state_lock);
+	changed = sdev->port_state != state;
+	sdev->port_state = state;
+	spin_unlock_bh(&sdev->state_lock);
+
+	if (!changed)
+		return;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	sroce_dbg(sdev, "port 1 %s\n", sroce_port_state_name(state));
+	ib_dispatch_event(&ev);
+}
+
+static ssize_t parent_show(struct device *device, struct device_attribute *a,
+			   char *buf)
+{
+	struct sroce_dev *sdev =
+		rdma_device_to_drv_device(device, struct sroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *sroce_dev_attrs[] = {
+	&dev_attr_parent.attr,
+	NULL,
+};
+
+static const struct attribute_group sroce_attr_group = {
+	.attrs = sroce_dev_attrs,
+};
+
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	struct sroce_dev_entry *e, *tmp;
+
+	mutex_lock(&sroce_list_mutex);
+	list_for_each_entry_safe(e, tmp, &sroce_dev_list, node) {
+		if (e->sdev == sdev) {
+			list_del(&e->node);
+			kfree(e);
+		}
+	}
+	mutex_unlock(&sroce_list_mutex);
+
+	if (sdev->snet) {
+		sroce_net_unpublish(sdev);
+		sroce_net_put(sdev->snet);
+		sdev->snet = NULL;
+	}
+	free_percpu(sdev->stats);
+	sdev->stats = NULL;
+}
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner		= THIS_MODULE,
+	/* rdma-core's rxe provider binds to this id and drives us unchanged. */
+	.driver_id	= RDMA_DRIVER_RXE,
+	.uverbs_abi_ver	= SROCE_UVERBS_ABI_VERSION,
+	.dealloc_driver	= sroce_dealloc_driver,
+	.device_group	= &sroce_attr_group,
+};
+
+/* Lookup helper: our device bound to @ndev, with a reference, or NULL. */
+static struct sroce_dev *sroce_get_dev_by_netdev(struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
+	if (!ibdev)
+		return NULL;
+	/* rdma_rxe shares our driver id; tell its devices apart by owner. */
+	if (ibdev->ops.owner != THIS_MODULE) {
+		ib_device_put(ibdev);
+		return NULL;
+	}
+	return to_sroce_dev(ibdev);
+}
+
+static int sroce_check_netdev(const char *name, struct net_device *ndev)
+{
+	unsigned int min_mtu = sroce_min_netdev_mtu();
+	struct ib_device *other;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err_ratelimited("%s: %s is not an Ethernet device\n",
+				   name, netdev_name(ndev));
+		return -EINVAL;
+	}
+	if (ndev->mtu < min_mtu) {
+		pr_err_ratelimited("%s: %s MTU %u is below the %u RoCEv2 needs\n",
+				   name, netdev_name(ndev), ndev->mtu, min_mtu);
+		return -EINVAL;
+	}
+	other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		pr_err_ratelimited("%s: an RDMA device of that name exists\n",
+				   name);
+		return -EEXIST;
+	}
+	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		pr_err_ratelimited("%s: %s is already bound to %s\n", name,
+				   netdev_name(ndev), dev_name(&other->dev));
+		ib_device_put(other);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static int sroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev_entry *entry;
+	struct sroce_dev *sdev;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return -ENOMEM;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev) {
+		kfree(entry);
+		return -ENOMEM;
+	}
+	sdev->ndev = ndev;
+	INIT_LIST_HEAD(&sdev->net_node);
+	spin_lock_init(&sdev->state_lock);
+
+	/* From here on ib_dealloc_device() cleans up via dealloc_driver. */
+	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	ib_set_device_ops(&sdev->ibdev, &sroce_verbs_ops);
+
+	sdev->stats = alloc_percpu(struct sroce_stats);
+	if (!sdev->stats) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
+
+	err = sroce_net_get(dev_net(ndev), &sdev->snet);
+	if (err)
+		goto err_dealloc;
+
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
+	sdev->ibdev.local_dma_lkey = 0;
+	/* Parent = the NIC, so sysfs device/net/ names the netdev. */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
+	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
+	sroce_verbs_init_attrs(sdev);
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err) {
+		pr_err_ratelimited("%s: ib_register_device failed: %d\n", name,
+				   err);
+		goto err_dealloc;
+	}
+
+	entry->sdev = sdev;
+	mutex_lock(&sroce_list_mutex);
+	list_add_tail(&entry->node, &sroce_dev_list);
+	mutex_unlock(&sroce_list_mutex);
+	sroce_net_publish(sdev);
+
+	/*
+	 * The notifier cannot see a device before registration completes:
+	 * catch a netdev that started unregistering meanwhile, under RTNL so
+	 * the check and the notifier cannot interleave.
+	 */
+	rtnl_lock();
+	if (ndev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(&sdev->ibdev);
+	else
+		sroce_port_update(sdev);
+	rtnl_unlock();
+
+	sroce_info(sdev, "created on %s (%s)\n", netdev_name(ndev),
+		   sroce_port_state_name(sroce_port_state(sdev)));
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	kfree(entry);
+	return err;
+}
+
+static int sroce_newlink(const char *name, struct net_device *ndev)
+{
+	int err;
+
+	mutex_lock(&sroce_newlink_mutex);
+	err = sroce_check_netdev(name, ndev);
+	if (!err)
+		err = sroce_dev_add(name, ndev);
+	mutex_unlock(&sroce_newlink_mutex);
+	return err;
+}
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type		= "sroce",
+	.newlink	= sroce_newlink,
+};
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	sdev = sroce_get_dev_by_netdev(ndev);
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Deferred: unregistration must not run under RTNL. */
+		ib_unregister_device_queued(&sdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		sroce_port_update(sdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		sroce_dbg(sdev, "netdev MTU %u, path MTU %u\n", ndev->mtu,
+			  sroce_path_mtu(ndev->mtu));
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_nb = {
+	.notifier_call = sroce_netdev_event,
+};
+
+/*
+ * Unregister every sroce device synchronously.  ib_unregister_driver()
+ * cannot be used: it selects by driver id, which we share with rdma_rxe.
+ * A queued unregistration racing with us is harmless: ib_core serializes
+ * on the device's unregistration lock and dealloc_driver runs once.
+ */
+static struct sroce_dev *sroce_get_first_dev(void)
+{
+	struct sroce_dev_entry *e;
+	struct sroce_dev *sdev = NULL;
+
+	mutex_lock(&sroce_list_mutex);
+	e = list_first_entry_or_null(&sroce_dev_list, struct sroce_dev_entry,
+				     node);
+	if (e) {
+		sdev = e->sdev;
+		get_device(&sdev->ibdev.dev);
+	}
+	mutex_unlock(&sroce_list_mutex);
+	return sdev;
+}
+
+static void sroce_unregister_all(void)
+{
+	struct sroce_dev *sdev;
+
+	while ((sdev = sroce_get_first_dev())) {
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init sroce_module_init(void)
+{
+	int err;
+
+	err = sroce_net_init();
+	if (err)
+		return err;
+
+	err = register_netdevice_notifier(&sroce_netdev_nb);
+	if (err)
+		goto err_net;
+
+	rdma_link_register(&sroce_link_ops);
+	pr_info("loaded\n");
+	return 0;
+
+err_net:
+	sroce_net_exit();
+	return err;
+}
+
+static void __exit sroce_module_exit(void)
+{
+	rdma_link_unregister(&sroce_link_ops);
+	unregister_netdevice_notifier(&sroce_netdev_nb);
+	sroce_unregister_all();
+	sroce_net_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(sroce_module_init);
+module_exit(sroce_module_exit);
+
+MODULE_ALIAS_RDMA_LINK("sroce");
+MODULE_DESCRIPTION("Software RoCEv2 provider");
+MODULE_AUTHOR("The sroce developers");
+MODULE_LICENSE("Dual BSD/GPL");

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Network side: per-netns UDP tunnel sockets and the ingress hook.
+ *
+ * Contexts: sroce_net_get/put and (un)publish run in process context
+ * (newlink, ib_core's unregistration).  sroce_udp_encap_recv() runs in the
+ * UDP receive softirq with RCU held and must never sleep.
+ *
+ * Trust model: everything in a received skb is peer-controlled.  Headers
+ * are copied out with skb_header_pointer() and checked by the portable core
+ * before any field is used.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
+
+#include "sroce/sroce_wire.h"
+#include "sroce_dev.h"
+#include "sroce_net.h"
+#include "sroce_stats.h"
+
+static unsigned int sroce_net_id __read_mostly;
+
+static struct sroce_dev *sroce_net_find_dev(struct sroce_net *snet,
+					    const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &snet->devs, net_node)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+static const enum sroce_counter sroce_verdict_counter[SROCE_VERDICT_MAX] = {
+	[SROCE_ERR_SHORT]	= SROCE_CNT_RX_DROP_SHORT,
+	[SROCE_ERR_TVER]	= SROCE_CNT_RX_DROP_BAD_TVER,
+	[SROCE_ERR_PAD]		= SROCE_CNT_RX_DROP_BAD_PAD,
+};
+
+/*
+ * sroce_rx() - handle one RoCEv2 packet addressed to @sdev
+ *
+ * Until QPs exist (the data-path work) every well-formed packet is dropped
+ * as addressed to a non-existent QP; malformed ones are dropped by reason.
+ */
+static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
+		     unsigned int off, unsigned int len)
+{
+	u8 hdr[SROCE_BTH_BYTES + SROCE_ICRC_BYTES];
+	struct sroce_bth bth;
+	enum sroce_verdict v;
+	const u8 *p;
+
+	sroce_count(sdev->stats, SROCE_CNT_RX_PACKETS, 1);
+	sroce_count(sdev->stats, SROCE_CNT_RX_BYTES, len);
+
+	p = skb_header_pointer(skb, off, min_t(unsigned int, len, sizeof(hdr)),
+			       hdr);
+	v = p ? sroce_bth_parse(p, len, &bth) : SROCE_ERR_SHORT;
+	if (v != SROCE_OK) {
+		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
+		return;
+	}
+	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
+}
+
+/*
+ * UDP encap_rcv hook.  Returning 0 tells UDP the skb was consumed; we never
+ * hand packets back to the socket's receive queue (nobody reads it).
+ */
+static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct sroce_net *snet;
+	struct sroce_dev *sdev;
+	unsigned int off, len;
+
+	rcu_read_lock();
+	snet = rcu_dereference_sk_user_data(sk);
+	sdev = snet ? sroce_net_find_dev(snet, skb->dev) : NULL;
+	if (!sdev) {
+		if (snet)
+			atomic64_inc(&snet->rx_drop_no_dev);
+		goto out;
+	}
+
+	/* UDP has trimmed the skb to the datagram; the payload follows. */
+	off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	len = skb->len > off ? skb->len - off : 0;
+	sroce_rx(sdev, skb, off, len);
+out:
+	rcu_read_unlock();
+	kfree_skb(skb);
+	return 0;
+}
+
+static int sroce_sock_open(struct sroce_net *snet, bool ipv6,
+			   struct socket **sockp)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data	= snet,
+		.encap_type	= 1,
+		.encap_rcv	= sroce_udp_encap_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port	= htons(SROCE_UDP_DPORT),
+	};
+	int err;
+
+	if (ipv6) {
+		cfg.family = AF_INET6;
+		cfg.local_ip6 = in6addr_any;
+		cfg.ipv6_v6only = 1;
+	} else {
+		cfg.family = AF_INET;
+		cfg.local_ip.s_addr = htonl(INADDR_ANY);
+	}
+
+	err = udp_sock_create(snet->net, &cfg, sockp);
+	if (err)
+		return err;
+	setup_udp_tunnel_sock(snet->net, *sockp, &tcfg);
+	return 0;
+}
+
+static void sroce_sock_close(struct socket **sockp)
+{
+	if (*sockp) {
+		udp_tunnel_sock_release(*sockp);
+		*sockp = NULL;
+	}
+}
+
+/**
+ * sroce_net_get() - register a device user of @net's context
+ * @net: the namespace of the device's netdev
+ * @snetp: set to the context on success
+ *
+ * The first user opens the UDP sockets.  IPv6 is optional (the namespace
+ * may have it disabled); IPv4 is not.
+ *
+ * Return: 0, or the errno of the failed socket creation (-EADDRINUSE when
+ * something else, e.g. rdma_rxe, owns UDP 4791 in this namespace).
+ */
+int sroce_net_get(struct net *net, struct sroce_net **snetp)
+{
+	struct sroce_net *snet = net_generic(net, sroce_net_id);
+	int err = 0;
+
+	mutex_lock(&snet->lock);
+	if (snet->users == 0) {
+		err = sroce_sock_open(snet, false, &snet->sock4);
+		if (err) {
+			pr_err_ratelimited("cannot bind UDP port %u for IPv4: %d\n",
+					   SROCE_UDP_DPORT, err);
+			goto out;
+		}
+		err = sroce_sock_open(snet, true, &snet->sock6);
+		if (err == -EAFNOSUPPORT) {
+			err = 0;
+		} else if (err) {
+			pr_err_ratelimited("cannot bind UDP port %u for IPv6: %d\n",
+					   SROCE_UDP_DPORT, err);
+			sroce_sock_close(&snet->sock4);
+			goto out;
+		}
+	}
+	snet->users++;
+	*snetp = snet;
+out:
+	mutex_unlock(&snet->lock);
+	return err;
+}
+
+/**
+ * sroce_net_put() - drop a user; the last one closes the sockets
+ * @snet: context from sroce_net_get()
+ */
+void sroce_net_put(struct sroce_net *snet)
+{
+	mutex_lock(&snet->lock);
+	if (!WARN_ON_ONCE(snet->users == 0) && --snet->users == 0) {
+		sroce_sock_close(&snet->sock6);
+		sroce_sock_close(&snet->sock4);
+		wake_up_all(&snet->idle_wq);
+	}
+	mutex_unlock(&snet->lock);
+}
+
+/**
+ * sroce_net_publish() - make a registered device visible to ingress
+ * @sdev: the device, registered with ib_core
+ */
+void sroce_net_publish(struct sroce_dev *sdev)
+{
+	struct sroce_net *snet = sdev->snet;
+
+	mutex_lock(&snet->lock);
+	list_add_tail_rcu(&sdev->net_node, &snet->devs);
+	mutex_unlock(&snet->lock);
+}
+
+/**
+ * sroce_net_unpublish() - hide a device from ingress
+ * @sdev: the device
+ *
+ * Waits until no receive softirq can still be looking at it.
+ */
+void sroce_net_unpublish(struct sroce_dev *sdev)
+{
+	struct sroce_net *snet = sdev->snet;
+	bool was_published = false;
+
+	mutex_lock(&snet->lock);
+	if (!list_empty(&sdev->net_node)) {
+		list_del_rcu(&sdev->net_node);
+		was_published = true;
+	}
+	mutex_unlock(&snet->lock);
+	if (was_published) {
+		synchronize_net();
+		INIT_LIST_HEAD(&sdev->net_node);
+	}
+}
+
+static int __net_init sroce_net_ns_init(struct net *net)
+{
+	struct sroce_net *snet = net_generic(net, sroce_net_id);
+
+	snet->net = net;
+	mutex_init(&snet->lock);
+	INIT_LIST_HEAD(&snet->devs);
+	init_waitqueue_head(&snet->idle_wq);
+	atomic64_set(&snet->rx_drop_no_dev, 0);
+	return 0;
+}
+
+/*
+ * By the time a namespace's subsys exit runs, its netdevs are gone and
+ * each sroce device on them has been queued for unregistration.  Kernel
+ * sockets do not pin the namespace, so wait for the last device (and with
+ * it the sockets) to go before the namespace memory is freed.
+ */
+static void __net_exit sroce_net_ns_exit(struct net *net)
+{
+	struct sroce_net *snet = net_generic(net, sroce_net_id);
+
+	wait_event(snet->idle_wq, READ_ONCE(snet->users) == 0);
+	mutex_destroy(&snet->lock);
+}
+
+static struct pernet_operations sroce_net_ops = {
+	.init	= sroce_net_ns_init,
+	.exit	= sroce_net_ns_exit,
+	.id	= &sroce_net_id,
+	.size	= sizeof(struct sroce_net),
+};
+
+int sroce_net_init(void)
+{
+	return register_pernet_subsys(&sroce_net_ops);
+}
+
+void sroce_net_exit(void)
+{
+	unregister_pernet_subsys(&sroce_net_ops);
+}

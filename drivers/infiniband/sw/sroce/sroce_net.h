@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Per-network-namespace context: the RoCEv2 UDP sockets (IPv4 and IPv6,
+ * port 4791) and the list of sroce devices whose netdev lives in that
+ * namespace.  The sockets exist exactly while the namespace has at least
+ * one sroce device, so sroce can share a host with rdma_rxe (which holds
+ * 4791 in the initial namespace) as long as the two use different ones.
+ */
+#ifndef SROCE_NET_H
+#define SROCE_NET_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <net/net_namespace.h>
+
+struct sroce_dev;
+
+struct sroce_net {
+	struct net *net;
+	/* Serializes users/sock4/sock6 and writers of devs. */
+	struct mutex lock;
+	unsigned int users;
+	struct socket *sock4;
+	struct socket *sock6;
+	/* Registered devices; read under RCU from the receive softirq. */
+	struct list_head devs;
+	/* Namespace teardown waits here until the last device is gone. */
+	wait_queue_head_t idle_wq;
+	/* Packets for which no device matched the ingress netdev. */
+	atomic64_t rx_drop_no_dev;
+};
+
+int sroce_net_get(struct net *net, struct sroce_net **snetp);
+void sroce_net_put(struct sroce_net *snet);
+void sroce_net_publish(struct sroce_dev *sdev);
+void sroce_net_unpublish(struct sroce_dev *sdev);
+
+int sroce_net_init(void);
+void sroce_net_exit(void);
+
+#endif /* SROCE_NET_H */

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * hw counters: per-CPU counters summed on read.  Context: read from
+ * process context by ib_core's sysfs/netlink code; incremented from any
+ * context with this_cpu_add().
+ */
+#include "sroce_dev.h"
+#include "sroce_stats.h"
+
+static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
+	[SROCE_CNT_RX_PACKETS].name		= "rx_packets",
+	[SROCE_CNT_RX_BYTES].name		= "rx_bytes",
+	[SROCE_CNT_RX_DROP_SHORT].name		= "rx_drop_short",
+	[SROCE_CNT_RX_DROP_BAD_TVER].name	= "rx_drop_bad_tver",
+	[SROCE_CNT_RX_DROP_BAD_PAD].name	= "rx_drop_bad_pad",
+	[SROCE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
+	[SROCE_CNT_TX_PACKETS].name		= "tx_packets",
+	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
+};
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_descs,
+					  ARRAY_SIZE(sroce_counter_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+u64 sroce_stat_read(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->stats, cpu)->cnt[c];
+	return sum;
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port_num, int index)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+		stats->value[i] = sroce_stat_read(sdev, i);
+	return SROCE_NUM_COUNTERS;
+}

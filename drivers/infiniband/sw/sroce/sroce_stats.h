@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Per-device counters, exported through ib_core's hw counters
+ * (`rdma statistic show link sroce0/1`).  Per-CPU so the data path never
+ * shares a cache line between CPUs.
+ */
+#ifndef SROCE_STATS_H
+#define SROCE_STATS_H
+
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+
+enum sroce_counter {
+	SROCE_CNT_RX_PACKETS,
+	SROCE_CNT_RX_BYTES,
+	SROCE_CNT_RX_DROP_SHORT,	/* shorter than BTH + ICRC */
+	SROCE_CNT_RX_DROP_BAD_TVER,	/* BTH transport version != 0 */
+	SROCE_CNT_RX_DROP_BAD_PAD,	/* pad count larger than payload */
+	SROCE_CNT_RX_DROP_NO_QP,	/* no QP with the BTH DestQP */
+	SROCE_CNT_TX_PACKETS,
+	SROCE_CNT_TX_BYTES,
+	SROCE_NUM_COUNTERS,
+};
+
+struct sroce_stats {
+	u64 cnt[SROCE_NUM_COUNTERS];
+};
+
+struct sroce_dev;
+
+static inline void sroce_count(struct sroce_stats __percpu *stats,
+			       enum sroce_counter c, u64 n)
+{
+	this_cpu_add(stats->cnt[c], n);
+}
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port_num);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port_num, int index);
+u64 sroce_stat_read(struct sroce_dev *sdev, enum sroce_counter c);
+
+#endif /* SROCE_STATS_H */

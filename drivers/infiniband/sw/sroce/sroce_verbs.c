@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Verb callbacks.  They validate and copy caller input and nothing more;
+ * objects live in their own files as the data path grows.
+ *
+ * Context: process context, called by ib_core/uverbs; may sleep.
+ *
+ * State of this file: device/port queries, user contexts and protection
+ * domains are implemented.  QPs, CQs and MRs are refused with -EOPNOTSUPP
+ * and the device advertises zero of each, so nothing claims more than
+ * exists.  The full data path replaces these refusals.
+ */
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "sroce/sroce_wire.h"
+#include "sroce_compat.h"
+#include "sroce_dev.h"
+#include "sroce_stats.h"
+#include "sroce_verbs.h"
+
+#define SROCE_VENDOR_ID		0xffffff	/* same as rdma_rxe: no OUI */
+#define SROCE_GID_TBL_LEN	1024
+#define SROCE_MAX_PD		0x7ffc
+#define SROCE_MAX_MSG_SZ	0x80000000u	/* 2 GiB, IBTA maximum */
+
+/**
+ * sroce_verbs_init_attrs() - fill the device attributes ib_core reports
+ * @sdev: device being created, before registration
+ */
+void sroce_verbs_init_attrs(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *attr = &sdev->ibdev.attrs;
+
+	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
+			    sdev->ndev->dev_addr);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = sdev->ibdev.node_guid;
+	attr->vendor_id = SROCE_VENDOR_ID;
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	/* The rxe ABI defines no driver-specific query data. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	*attr = ibdev->attrs;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port_num,
+			    struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	unsigned int mtu = sroce_path_mtu(READ_ONCE(sdev->ndev->mtu));
+
+	/* ib_core zeroed *attr; fill what a RoCE port has. */
+	attr->state = sroce_port_state(sdev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	/* An MTU below the minimum is refused at link add; clamp if lowered. */
+	attr->active_mtu = mtu ? sroce_mtu_to_ib_enum(mtu) : IB_MTU_256;
+	attr->gid_tbl_len = SROCE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SROCE_MAX_MSG_SZ;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+	attr->ip_gids = true;
+
+	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+				&attr->active_width);
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				    struct ib_port_immutable *immutable)
+{
+	/* RoCEv2 only: no RoCEv1 (Ethertype 0x8915) GIDs. */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = SROCE_GID_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			    u16 *pkey)
+{
+	/* RoCE has the default full-membership P_Key only (A17.9.3). */
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int sroce_alloc_ucontext(struct ib_ucontext *ibuc,
+				struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/*
+ * Mandatory ops whose objects do not exist yet.  The device advertises
+ * max_qp = max_cq = max_mr = 0, so these refusals are what it promised.
+ */
+static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			   struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			   int mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			   SROCE_CQ_UDATA_ARG)
+{
+	return -EOPNOTSUPP;
+}
+
+static int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	return 0;
+}
+
+static int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return 0;
+}
+
+static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				       u64 iova, int access,
+				       struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return 0;
+}
+
+const struct ib_device_ops sroce_verbs_ops = {
+	.alloc_hw_port_stats	= sroce_alloc_hw_port_stats,
+	.alloc_pd		= sroce_alloc_pd,
+	.alloc_ucontext		= sroce_alloc_ucontext,
+	.create_cq		= sroce_create_cq,
+	.create_qp		= sroce_create_qp,
+	.dealloc_pd		= sroce_dealloc_pd,
+	.dealloc_ucontext	= sroce_dealloc_ucontext,
+	.dereg_mr		= sroce_dereg_mr,
+	.destroy_cq		= sroce_destroy_cq,
+	.destroy_qp		= sroce_destroy_qp,
+	.get_dma_mr		= sroce_get_dma_mr,
+	.get_hw_stats		= sroce_get_hw_stats,
+	.get_link_layer		= sroce_get_link_layer,
+	.get_port_immutable	= sroce_get_port_immutable,
+	.modify_qp		= sroce_modify_qp,
+	.poll_cq		= sroce_poll_cq,
+	.post_recv		= sroce_post_recv,
+	.post_send		= sroce_post_send,
+	.query_device		= sroce_query_device,
+	.query_pkey		= sroce_query_pkey,
+	.query_port		= sroce_query_port,
+	.reg_user_mr		= sroce_reg_user_mr,
+	.req_notify_cq		= sroce_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};

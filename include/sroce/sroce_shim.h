@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Portable-core shim: the only place where the protocol core learns whether
+ * it is built into the kernel module or into a native unit test / fuzzer.
+ * The core itself uses nothing beyond what this header provides: fixed-width
+ * integers, size_t, bool and memcpy/memset.  No skb, locks, allocation or
+ * clocks ever reach it; time is passed in by the caller.
+ */
+#ifndef SROCE_SHIM_H
+#define SROCE_SHIM_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+#endif
+
+/*
+ * Wire fields are read and written byte by byte in network order so the
+ * core never depends on the host's endianness or on alignment.
+ */
+static inline u16 sroce_get_be16(const u8 *p)
+{
+	return (u16)((u16)p[0] << 8 | p[1]);
+}
+
+static inline u32 sroce_get_be24(const u8 *p)
+{
+	return (u32)p[0] << 16 | (u32)p[1] << 8 | p[2];
+}
+
+static inline u32 sroce_get_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+static inline void sroce_put_be16(u8 *p, u16 v)
+{
+	p[0] = (u8)(v >> 8);
+	p[1] = (u8)v;
+}
+
+static inline void sroce_put_be24(u8 *p, u32 v)
+{
+	p[0] = (u8)(v >> 16);
+	p[1] = (u8)(v >> 8);
+	p[2] = (u8)v;
+}
+
+static inline void sroce_put_be32(u8 *p, u32 v)
+{
+	p[0] = (u8)(v >> 24);
+	p[1] = (u8)(v >> 16);
+	p[2] = (u8)(v >> 8);
+	p[3] = (u8)v;
+}
+
+#endif /* SROCE_SHIM_H */
