@@ -14,7 +14,10 @@
 
 set -u
 
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# Busybox applets are appended to PATH as a fallback for tools the host
+# lacks (e.g. ping, nc); host tools take precedence.
+bbdir=/run/sroce-vm/busybox
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$bbdir
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 RESULTS=/mnt/results
 export RESULTS
@@ -47,6 +50,7 @@ if [ -s "$job/args" ]; then
 	mapfile -d '' -t args <"$job/args"
 fi
 
+{ mkdir -p "$bbdir" && /bin/busybox --install -s "$bbdir"; } 2>/dev/null || true
 hostname "sroce-${JOB_ROLE:-$JOB_NAME}" 2>/dev/null || true
 ip link set lo up
 

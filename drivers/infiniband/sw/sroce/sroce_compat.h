@@ -7,14 +7,17 @@
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
 
-#include <linux/version.h>
 #include <rdma/ib_verbs.h>
 
 /*
- * 6.11 replaced the ib_udata argument of create_cq with the uverbs attribute
- * bundle (which embeds the udata).
+ * Features are probed from the target kernel's headers by Kbuild (see
+ * SROCE_HAVE_* there) rather than keyed on version numbers, so distro
+ * backports are handled too.
+ *
+ * SROCE_HAVE_CQ_ATTRS: 6.11 replaced create_cq's ib_udata argument with
+ * the uverbs attribute bundle (which embeds the udata).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#ifdef SROCE_HAVE_CQ_ATTRS
 #define SROCE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
 #define sroce_cq_udata()	(attrs ? &attrs->driver_udata : NULL)
 #else
