@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Shared helpers for the guest-side test scripts (sourced, bash).  Tests
+# print TAP; the host counts "ok"/"not ok" lines.  Every assertion checks a
+# real outcome; waits poll for a state with a generous bound and are never
+# timing assertions.
+
+TAP_N=0
+TAP_FAILED=0
+
+echo "TAP version 13"
+
+ok() {
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $*"
+}
+
+not_ok() {
+	TAP_N=$((TAP_N + 1))
+	TAP_FAILED=$((TAP_FAILED + 1))
+	echo "not ok $TAP_N - $*"
+}
+
+# check "description" command...: one TAP line from a command's status.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+diag() {
+	echo "# $*"
+}
+
+tap_done() {
+	echo "1..$TAP_N"
+	[ "$TAP_FAILED" -eq 0 ]
+}
+
+# wait_for SECONDS command...: poll until the command succeeds.
+wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+SROCE_KO=${SROCE_KO:-$SROCE_TREE/build/$(uname -r)/sroce.ko}
+
+sroce_deps() {
+	modprobe ib_core && modprobe ib_uverbs && modprobe udp_tunnel &&
+		modprobe ip6_udp_tunnel
+}
+
+sroce_load() {
+	sroce_deps && insmod "$SROCE_KO"
+}
+
+sroce_loaded() {
+	[ -d /sys/module/sroce ]
+}
+
+sroce_unload() {
+	rmmod sroce
+}
+
+# in_ns NS command...: run in a namespace ("" = the initial one).
+in_ns() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# udp_bound NS: is UDP 4791 (0x12B7) bound in namespace NS?
+udp_bound() {
+	in_ns "$1" cat /proc/net/udp /proc/net/udp6 2>/dev/null |
+		awk '{print $2}' | grep -qi ':12B7$'
+}
+
+ibdev_exists() {
+	[ -e "/sys/class/infiniband/$1" ]
+}
+
+port_state() {
+	cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null
+}
+
+# gid_present DEV ADDR: is ADDR (IPv6 or IPv4-mapped form) a RoCE v2 GID?
+gid_present() {
+	local dev=$1 want=$2 d i g t
+	d=/sys/class/infiniband/$dev/ports/1
+	for g in "$d"/gids/*; do
+		i=${g##*/}
+		t=$(cat "$d/gid_attrs/types/$i" 2>/dev/null) || continue
+		[ "$t" = "RoCE v2" ] || continue
+		[ "$(cat "$g")" = "$want" ] && return 0
+	done
+	return 1
+}
+
+# Slab accounting: active objects per cache, after dropping caches.
+slab_snapshot() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep 1
+	awk 'NR > 2 { print $1, $2 }' /proc/slabinfo | sort
+}
+
+# slab_grown BEFORE AFTER LIMIT: print caches that grew by >= LIMIT objects.
+slab_grown() {
+	join "$1" "$2" | awk -v lim="$3" '$3 - $2 >= lim { print $1, $2, "->", $3 }'
+}
+
+# kmsg_mark / kmsg_since: count kernel log lines after a point.
+kmsg_mark() {
+	dmesg | wc -l
+}
+
+kmsg_since() {
+	dmesg | tail -n +"$(($1 + 1))"
+}
+
+# veth_pair A B [NS_B]: a veth pair with B optionally moved into NS_B.
+veth_pair() {
+	ip link add "$1" type veth peer name "$2" || return 1
+	if [ -n "${3:-}" ]; then
+		ip link set "$2" netns "$3" || return 1
+		ip -n "$3" link set "$2" up
+	else
+		ip link set "$2" up
+	fi
+	ip link set "$1" up
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# 20 cycles of module load/unload (with a device each time) and 20 cycles of
+# link add/delete; slab usage must come back to its baseline.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+N=20
+sroce_deps
+veth_pair v0 v1
+ip addr add 198.18.0.1/24 dev v0
+ip -6 addr add 2001:db8::1/64 dev v0 nodad
+
+one_load_cycle() {
+	insmod "$SROCE_KO" &&
+		rdma link add sroce0 type sroce netdev v0 &&
+		ibv_devinfo -d sroce0 >/dev/null &&
+		rmmod sroce && ! ibdev_exists sroce0
+}
+
+one_link_cycle() {
+	rdma link add sroce0 type sroce netdev v0 &&
+		wait_for 10 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001 &&
+		ibv_devinfo -d sroce0 >/dev/null &&
+		rdma link delete sroce0 &&
+		wait_for 10 eval '! ibdev_exists sroce0'
+}
+
+before=$(mktemp)
+after=$(mktemp)
+
+one_load_cycle	# warm-up: first-use allocations in ib_core are not leaks
+slab_snapshot >"$before"
+fails=0
+for i in $(seq 1 $N); do
+	one_load_cycle || fails=$((fails + 1))
+done
+check "$N load/add/unload cycles succeeded ($fails failed)" test $fails -eq 0
+slab_snapshot >"$after"
+grown=$(slab_grown "$before" "$after" $N)
+check "slab back to baseline after $N load cycles" test -z "$grown"
+[ -n "$grown" ] && diag "grown: $grown"
+
+sroce_load
+one_link_cycle
+slab_snapshot >"$before"
+fails=0
+for i in $(seq 1 $N); do
+	one_link_cycle || fails=$((fails + 1))
+done
+check "$N link add/delete cycles succeeded ($fails failed)" test $fails -eq 0
+slab_snapshot >"$after"
+grown=$(slab_grown "$before" "$after" $N)
+check "slab back to baseline after $N link cycles" test -z "$grown"
+[ -n "$grown" ] && diag "grown: $grown"
+
+# Netdev removal as the teardown path, N times.
+slab_snapshot >"$before"
+fails=0
+for i in $(seq 1 $N); do
+	{ veth_pair x0 x1 && rdma link add sroce_x type sroce netdev x0 &&
+		ip link del x0 && wait_for 10 eval '! ibdev_exists sroce_x'; } ||
+		fails=$((fails + 1))
+done
+check "$N netdev-removal teardowns succeeded ($fails failed)" test $fails -eq 0
+slab_snapshot >"$after"
+grown=$(slab_grown "$before" "$after" $N)
+check "slab back to baseline after $N netdev removals" test -z "$grown"
+[ -n "$grown" ] && diag "grown: $grown"
+
+sroce_unload
+rm -f "$before" "$after"
+tap_done

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# User verbs through the distro's rdma-core (rxe provider, pyverbs), and
+# the ingress hook's drop counters for malformed RoCEv2 packets.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
+ip netns add peer
+veth_pair v0 v1 peer
+ip addr add 198.18.0.1/24 dev v0
+ip -n peer addr add 198.18.0.2/24 dev v1
+rdma link add sroce0 type sroce netdev v0
+wait_for 20 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001
+
+out=$(python3 - <<'PY' 2>&1
+from pyverbs.device import Context
+from pyverbs.pd import PD
+ctx = Context(name='sroce0')
+dev = ctx.query_device()
+port = ctx.query_port(1)
+assert port.state == 4, port.state            # IBV_PORT_ACTIVE
+assert port.link_layer == 2, port.link_layer  # IBV_LINK_LAYER_ETHERNET
+assert dev.max_pd > 0
+pds = [PD(ctx) for _ in range(64)]
+for pd in pds:
+    pd.close()
+gids = [str(ctx.query_gid(1, i)) for i in range(4)]
+assert any('198.18.0.1' in g or 'c612:1' in g for g in gids), gids
+ctx.close()
+print('pyverbs ok', gids)
+PY
+)
+diag "$out"
+check "pyverbs: open sroce0, query device/port/GIDs, 64 PDs" \
+	grep -q 'pyverbs ok' <<<"$out"
+
+stat() {
+	rdma statistic show link sroce0/1 |
+		tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print; exit }'
+}
+
+send_udp() {
+	ip netns exec peer python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range($2):
+    s.sendto(bytes.fromhex('$1'), ('198.18.0.1', 4791))
+"
+}
+
+b_short=$(stat rx_drop_short)
+b_tver=$(stat rx_drop_bad_tver)
+b_pad=$(stat rx_drop_bad_pad)
+b_noqp=$(stat rx_drop_no_qp)
+b_pkts=$(stat rx_packets)
+send_udp 0a0b0c 5
+send_udp 0401ffff00000011000000010000000000 7   # TVer 1
+send_udp 0430ffff000000110000000100000000 3     # pad 3, no payload
+send_udp 0400ffff000000110000000100000000 11    # well-formed, no such QP
+sleep 1
+check "5 short packets counted in rx_drop_short" \
+	test "$(($(stat rx_drop_short) - b_short))" -eq 5
+check "7 TVer=1 packets counted in rx_drop_bad_tver" \
+	test "$(($(stat rx_drop_bad_tver) - b_tver))" -eq 7
+check "3 bad-pad packets counted in rx_drop_bad_pad" \
+	test "$(($(stat rx_drop_bad_pad) - b_pad))" -eq 3
+check "11 packets for a missing QP counted in rx_drop_no_qp" \
+	test "$(($(stat rx_drop_no_qp) - b_noqp))" -eq 11
+check "rx_packets counted all 26" \
+	test "$(($(stat rx_packets) - b_pkts))" -eq 26
+
+rdma link delete sroce0
+sroce_unload
+check "module unloads after user verbs use" eval '! sroce_loaded'
+ip netns del peer
+tap_done
