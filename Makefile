@@ -21,7 +21,7 @@ KVERS := $(KVER)
 endif
 
 SRC_TOP := Kbuild drivers include
-BUILD := $(CURDIR)/build
+BUILD ?= $(CURDIR)/build
 
 .PHONY: all modules deps demo check unit fuzz checkpatch clean FORCE
 

@@ -7,15 +7,26 @@
 
 TAP_N=0
 TAP_FAILED=0
+TAP_LAST=$EPOCHREALTIME
+
+# Note steps that took long: where the time goes when a guest run is slow.
+tap_time() {
+	local dt
+	dt=$(awk -v a="$TAP_LAST" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", b - a }')
+	[ "$dt" -ge 3 ] && echo "# (${dt}s)"
+	TAP_LAST=$EPOCHREALTIME
+}
 
 echo "TAP version 13"
 
 ok() {
+	tap_time
 	TAP_N=$((TAP_N + 1))
 	echo "ok $TAP_N - $*"
 }
 
 not_ok() {
+	tap_time
 	TAP_N=$((TAP_N + 1))
 	TAP_FAILED=$((TAP_FAILED + 1))
 	echo "not ok $TAP_N - $*"
@@ -90,13 +101,11 @@ port_state() {
 
 # gid_present DEV ADDR: is ADDR (IPv6 or IPv4-mapped form) a RoCE v2 GID?
 gid_present() {
-	local dev=$1 want=$2 d i g t
-	d=/sys/class/infiniband/$dev/ports/1
-	for g in "$d"/gids/*; do
-		i=${g##*/}
-		t=$(cat "$d/gid_attrs/types/$i" 2>/dev/null) || continue
-		[ "$t" = "RoCE v2" ] || continue
-		[ "$(cat "$g")" = "$want" ] && return 0
+	local d=/sys/class/infiniband/$1/ports/1 g
+	# One grep over the 1024-entry table; then check each hit's type.
+	for g in $(grep -lx "$2" "$d"/gids/* 2>/dev/null); do
+		[ "$(cat "$d/gid_attrs/types/${g##*/}" 2>/dev/null)" = "RoCE v2" ] &&
+			return 0
 	done
 	return 1
 }

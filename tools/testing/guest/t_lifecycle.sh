@@ -34,7 +34,7 @@ check "ibv_devinfo: link_layer Ethernet" \
 check "ibv_devinfo: transport InfiniBand (RoCE)" \
 	grep -q 'transport:.*InfiniBand' <<<"$info"
 check "ibv_devinfo: node_guid from the MAC (EUI-64)" \
-	eval "grep -q 'node_guid:.*fffe' <<<\"\$info\""
+	eval "grep -qE 'node_guid:.*ff:fe' <<<\"\$info\""
 
 # --- GIDs follow addresses --------------------------------------------------
 ip addr add 198.18.0.1/24 dev v0

@@ -28,14 +28,17 @@ die() {
 	exit 1
 }
 
-# Kernel command line options for us: sroce_vm.runner=PATH, sroce_vm.msize=N
+# Kernel command line options for us: sroce_vm.runner=PATH, sroce_vm.msize=N,
+# sroce_vm.tree=PATH (the source tree, shared on its own as 9p tag srocetree)
 runner=
+tree=
 msize=512000
 # shellcheck disable=SC2013 # words, not lines
 for opt in $(cat /proc/cmdline); do
 	case "$opt" in
 	sroce_vm.runner=*) runner=${opt#sroce_vm.runner=} ;;
 	sroce_vm.msize=*) msize=${opt#sroce_vm.msize=} ;;
+	sroce_vm.tree=*) tree=${opt#sroce_vm.tree=} ;;
 	esac
 done
 [ -n "$runner" ] || die "no sroce_vm.runner= on the kernel command line"
@@ -62,6 +65,14 @@ for d in tmp run var/tmp var/log var/lib var/cache root mnt; do
 		die "cannot mount tmpfs on /$d"
 done
 mkdir -p /newroot/run/lock /newroot/run/netns /newroot/mnt/results
+
+# The source tree has a share of its own, mounted at its host path: a CI
+# clone may live under a directory the guest shadows with tmpfs (/tmp).
+if [ -n "$tree" ]; then
+	mkdir -p "/newroot$tree" 2>/dev/null
+	mount -t 9p -o "ro,trans=virtio,version=9p2000.L,msize=$msize,cache=loose" \
+		srocetree "/newroot$tree" || die "cannot mount 9p tree share at $tree"
+fi
 
 # Results share: read-write, uncached so that everything written is on the
 # host the moment the guest powers off.

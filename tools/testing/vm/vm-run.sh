@@ -39,13 +39,14 @@ usage: ${0##*/} [options] -- SCRIPT [ARGS...]
   --name NAME           name for messages / hostname (default vm)
   --net-socket PATH     add a virtio-net NIC linked to a unix stream socket
   --net-role ROLE       server (listens on PATH; start first) or client
+  --nic-dangling        add a virtio-net NIC attached to nothing (eth0)
 env: SROCE_VM_KVM=1 use KVM instead of TCG; SROCE_VM_QEMU_EXTRA extra qemu args
 EOF
 	exit 64
 }
 
 kver='' kernel_image='' results='' timeout_s=600 mem=2048 smp=2 append='' name=vm
-net_socket='' net_role=''
+net_socket='' net_role='' nic_dangling=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kver) kver=${2:?}; shift 2 ;;
@@ -58,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--name) name=${2:?}; shift 2 ;;
 	--net-socket) net_socket=${2:?}; shift 2 ;;
 	--net-role) net_role=${2:?}; shift 2 ;;
+	--nic-dangling) nic_dangling=1; shift ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
 	*) echo "${0##*/}: unknown option $1" >&2; usage ;;
@@ -136,7 +138,7 @@ initramfs=$tree/build/vm/initramfs-$kver.cpio.gz
 
 cmdline="console=ttyS0,115200 slub_debug=FZPU panic=-1 log_buf_len=4M"
 cmdline+=" mitigations=off random.trust_cpu=on"
-cmdline+=" sroce_vm.runner=$here/guest-run.sh"
+cmdline+=" sroce_vm.runner=$here/guest-run.sh sroce_vm.tree=$tree"
 [ -z "$append" ] || cmdline+=" $append"
 
 if [ "${SROCE_VM_KVM:-0}" = 1 ]; then
@@ -151,6 +153,7 @@ qemu=(qemu-system-x86_64 -name "sroce-$name" -machine "${SROCE_VM_MACHINE:-q35}"
 	-serial "file:$results/console.log"
 	-kernel "$kernel_image" -initrd "$initramfs" -append "$cmdline"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$tree,mount_tag=srocetree,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap"
 	-device virtio-rng-pci)
 
@@ -169,6 +172,11 @@ if [ -n "$net_socket" ]; then
 	fi
 	qemu+=(-netdev "stream,id=n0,server=$server,addr.type=unix,addr.path=$net_socket"
 		-device "virtio-net-pci,netdev=n0,mac=$mac")
+elif [ "$nic_dangling" = 1 ]; then
+	# A virtio NIC (a netdev with a parent device) on a hub with no other
+	# port: carrier up, and nothing it sends goes anywhere.
+	qemu+=(-netdev hubport,id=n0,hubid=0
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:99")
 else
 	qemu+=(-nic none)
 fi

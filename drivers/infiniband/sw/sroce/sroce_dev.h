@@ -31,6 +31,11 @@ struct sroce_dev {
 	spinlock_t state_lock;
 	enum ib_port_state port_state;
 	struct sroce_stats __percpu *stats;
+	/*
+	 * What query_device reports.  Kept apart from ibdev.attrs, which
+	 * ib_core clears and refills from query_device at registration.
+	 */
+	struct ib_device_attr attr;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -32,7 +32,7 @@
  */
 void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 {
-	struct ib_device_attr *attr = &sdev->ibdev.attrs;
+	struct ib_device_attr *attr = &sdev->attr;
 
 	addrconf_addr_eui48((unsigned char *)&sdev->ibdev.node_guid,
 			    sdev->ndev->dev_addr);
@@ -55,7 +55,7 @@ static int sroce_query_device(struct ib_device *ibdev,
 	/* The rxe ABI defines no driver-specific query data. */
 	if (udata->inlen || udata->outlen)
 		return -EINVAL;
-	*attr = ibdev->attrs;
+	*attr = to_sroce_dev(ibdev)->attr;
 	return 0;
 }
 
@@ -80,8 +80,16 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->max_vl_num = 1;
 	attr->ip_gids = true;
 
-	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
-				&attr->active_width);
+	/*
+	 * Speed comes from ethtool; a netdev that is going away has none, and
+	 * that must not fail the query (ib_core's cache refresh runs then).
+	 */
+	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port_num,

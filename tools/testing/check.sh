@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# `make check`: every test sroce has, on every installed kernel.
+#
+# Suites: native unit tests and a fuzz smoke of the portable core,
+# checkpatch, a W=1 + sparse build per kernel, then each guest test script
+# in its own VM boot per kernel.  Every suite's output lands in
+# $SROCE_RESULTS (default results/check-<time>/).  The last line is
+# "N passed, N failed"; the exit status is non-zero on any failure.
+#
+# Environment: KVERS="k1 k2" to restrict kernels; SROCE_TESTS="t_x ..." to
+# restrict guest tests; SROCE_VM_TIMEOUT per boot (default 900 s).
+set -u
+tree=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$tree"
+
+KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
+	[ -e "$d/Makefile" ] && basename "$(dirname "$d")"; done | sort -V)}
+SROCE_TESTS=${SROCE_TESTS:-t_lifecycle t_badinput t_cycles t_uverbs}
+SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
+results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$results"
+
+PASSED=0
+FAILED=0
+start=$(date +%s)
+
+# tally NAME LOG RC: count TAP lines of a suite; a failing suite without a
+# "not ok" line still counts as one failure, a passing one without TAP as
+# one pass.
+tally() {
+	local name=$1 log=$2 rc=$3 p f
+	p=$(grep -cE '^ok [0-9]+' "$log")
+	f=$(grep -cE '^not ok [0-9]+' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name: exit status $rc (see $log)" >>"$log"
+	fi
+	[ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
+	PASSED=$((PASSED + p))
+	FAILED=$((FAILED + f))
+	printf '%-44s %4d passed %3d failed  (%ds)\n' "$name" "$p" "$f" \
+		"$(($(date +%s) - suite_start))"
+	grep -E '^not ok' "$log" | sed 's/^/    /'
+}
+
+# suite NAME command...: run a host-side suite.
+suite() {
+	local name=$1 log="$results/$1.log" rc
+	shift
+	suite_start=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	tally "$name" "$log" "$rc"
+}
+
+# build_check KVER: fresh W=1 + sparse build; any warning fails.
+build_check() {
+	local k=$1 dir="$tree/build/check-$k" out
+	rm -rf "$dir"
+	out=$(make -C "$tree" BUILD="$dir" KVER="$k" W=1 C=1 2>&1)
+	local rc=$?
+	echo "$out"
+	echo "TAP version 13"
+	if [ $rc -eq 0 ] && [ -f "$dir/$k/sroce.ko" ]; then
+		echo "ok 1 - sroce.ko builds for $k"
+	else
+		echo "not ok 1 - sroce.ko builds for $k"
+	fi
+	if grep -E 'warning:|error:' <<<"$out" | grep -q 'sroce'; then
+		echo "not ok 2 - W=1 and sparse clean for $k"
+	else
+		echo "ok 2 - W=1 and sparse clean for $k"
+	fi
+	rm -rf "$dir"
+}
+
+# vm_suite KVER TEST: one guest boot running tools/testing/guest/TEST.sh.
+vm_suite() {
+	local k=$1 t=$2 dir="$results/$1/$2" rc
+	mkdir -p "$dir"
+	suite_start=$(date +%s)
+	tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" \
+		--timeout "$SROCE_VM_TIMEOUT" --name "$t" --nic-dangling \
+		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
+	rc=$?
+	cat "$dir/output.log" "$dir/host.log" >"$dir/suite.log" 2>/dev/null
+	case $rc in
+	3) echo "not ok - $t: kernel log shows a bad pattern" >>"$dir/suite.log" ;;
+	124) echo "not ok - $t: timeout" >>"$dir/suite.log" ;;
+	esac
+	tally "$k/$t" "$dir/suite.log" "$rc"
+}
+
+echo "sroce check: kernels: $KVERS; results in $results"
+suite unit make -C tools/testing/unit run
+suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=20
+suite checkpatch tools/checkpatch.sh
+for k in $KVERS; do
+	suite "build-$k" build_check "$k"
+	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
+		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
+	for t in $SROCE_TESTS; do
+		vm_suite "$k" "$t"
+	done
+done
+
+echo "elapsed: $(($(date +%s) - start)) s"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
