@@ -27,7 +27,7 @@ pds = [PD(ctx) for _ in range(64)]
 for pd in pds:
     pd.close()
 gids = [str(ctx.query_gid(1, i)) for i in range(4)]
-assert any('198.18.0.1' in g or 'c612:1' in g for g in gids), gids
+assert any(g.endswith('ffff:c612:0001') for g in gids), gids
 ctx.close()
 print('pyverbs ok', gids)
 PY
