@@ -14,8 +14,9 @@
 #
 # W=1 and C=1 are passed to kbuild as usual.
 
-KVERS ?= $(shell for d in /lib/modules/*/build; do \
-	   [ -e $$d/Makefile ] && basename $$(dirname $$d); done | sort -V)
+# Kernels that are installed (/boot) and have headers.
+KVERS ?= $(shell for d in /lib/modules/*/build; do k=$$(basename $$(dirname $$d)); \
+	   [ -e $$d/Makefile ] && [ -e /boot/vmlinuz-$$k ] && echo $$k; done | sort -V)
 ifdef KVER
 KVERS := $(KVER)
 endif
@@ -23,7 +24,8 @@ endif
 SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
-.PHONY: all modules deps demo check unit fuzz checkpatch clean FORCE
+.PHONY: all modules deps demo check check-debug debug-kernel unit fuzz \
+	checkpatch clean FORCE
 
 all: modules
 
@@ -51,6 +53,18 @@ demo:
 check:
 	tools/deps.sh --if-missing
 	tools/testing/check.sh
+
+# The VM suites on a KASAN + lockdep + kmemleak + UBSAN 6.1 kernel built by
+# `make debug-kernel` (cached outside the tree; ~25 min on 2 cores).
+DEBUG_KERNEL_DIR ?= /var/cache/sroce/debug-kernel
+debug-kernel:
+	tools/debug-kernel.sh $(DEBUG_KERNEL_DIR)
+
+check-debug:
+	@test -e $(DEBUG_KERNEL_DIR)/bzImage || { echo "run make debug-kernel"; exit 1; }
+	KVERS=$$(cat $(DEBUG_KERNEL_DIR)/kernel.release) \
+	SROCE_KERNEL_IMAGE=$(DEBUG_KERNEL_DIR)/bzImage SROCE_VM_TIMEOUT=2700 \
+	SROCE_HOST_SUITES=0 tools/testing/check.sh
 
 unit:
 	$(MAKE) -C tools/testing/unit run

@@ -141,7 +141,7 @@ kmsg_since() {
 
 # veth_pair A B [NS_B]: a veth pair with B optionally moved into NS_B.
 veth_pair() {
-	ip link add "$1" type veth peer name "$2" || return 1
+	ip link add name "$1" type veth peer name "$2" || return 1
 	if [ -n "${3:-}" ]; then
 		ip link set "$2" netns "$3" || return 1
 		ip -n "$3" link set "$2" up
