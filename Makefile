@@ -4,6 +4,7 @@
 #
 #   make             build sroce.ko for every kernel with headers installed
 #                    (build/<kernel-release>/sroce.ko); KVER=<release> picks one
+#   make install     install sroce.ko for each kernel (modprobe sroce)
 #   make deps        install what building and testing need (apt-get)
 #   make demo        build, boot a VM, create sroce devices, show them
 #   make check       every test: unit, fuzz smoke, build (W=1, sparse),
@@ -24,7 +25,7 @@ endif
 SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
-.PHONY: all modules deps demo check check-debug debug-kernel unit fuzz \
+.PHONY: all modules install deps demo check check-debug debug-kernel unit fuzz \
 	checkpatch clean FORCE
 
 all: modules
@@ -41,6 +42,15 @@ $(BUILD)/%/sroce.ko: FORCE
 	@cp -rs $(addprefix $(CURDIR)/,$(SRC_TOP)) $(BUILD)/$*/
 	$(MAKE) -C /lib/modules/$*/build M=$(BUILD)/$* $(if $(W),W=$(W)) \
 		$(if $(C),C=$(C)) modules
+
+# Install into /lib/modules/<release>/updates (INSTALL_MOD_PATH= for a
+# staging root) so that `modprobe sroce` and `rdma link add ... type sroce`
+# autoloading work on a machine that boots that kernel.
+install: modules
+	@for k in $(KVERS); do \
+		$(MAKE) -C /lib/modules/$$k/build M=$(BUILD)/$$k \
+			INSTALL_MOD_DIR=updates modules_install || exit 1; \
+	done
 
 deps:
 	tools/deps.sh

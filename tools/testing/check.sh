@@ -10,7 +10,7 @@
 # "N passed, N failed"; the exit status is non-zero on any failure.
 #
 # Environment: KVERS="k1 k2" to restrict kernels; SROCE_TESTS="t_x ..." to
-# restrict guest tests; SROCE_VM_TIMEOUT per boot (default 900 s);
+# restrict guest tests (t_* boot one guest, p_* two linked guests); SROCE_VM_TIMEOUT per boot (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
 # SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
 set -u
@@ -21,7 +21,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
-SROCE_TESTS=${SROCE_TESTS:-t_lifecycle t_badinput t_cycles t_uverbs}
+SROCE_TESTS=${SROCE_TESTS:-t_lifecycle t_badinput t_cycles t_uverbs p_wire}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
@@ -99,6 +99,26 @@ vm_suite() {
 }
 
 KVERS=$(echo $KVERS)
+# vm_pair_suite KVER TEST: two linked guests both running TEST.sh.
+vm_pair_suite() {
+	local k=$1 t=$2 dir="$results/$1/$2" rc
+	mkdir -p "$dir"
+	suite_start=$(date +%s)
+	tools/testing/vm/vm-pair.sh --kver "$k" --results "$dir" \
+		${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+		--timeout "$SROCE_VM_TIMEOUT" \
+		-- "$tree/tools/testing/guest/$t.sh" \
+		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
+	rc=$?
+	cat "$dir/server/output.log" "$dir/client/output.log" "$dir/host.log" \
+		>"$dir/suite.log" 2>/dev/null
+	case $rc in
+	3) echo "not ok - $t: kernel log shows a bad pattern" >>"$dir/suite.log" ;;
+	124) echo "not ok - $t: timeout" >>"$dir/suite.log" ;;
+	esac
+	tally "$k/$t" "$dir/suite.log" "$rc"
+}
+
 echo "sroce check: kernels: $KVERS; results in $results"
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite unit make -C tools/testing/unit run
@@ -110,7 +130,10 @@ for k in $KVERS; do
 	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
 		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
 	for t in $SROCE_TESTS; do
-		vm_suite "$k" "$t"
+		case $t in
+		p_*) vm_pair_suite "$k" "$t" ;;
+		*) vm_suite "$k" "$t" ;;
+		esac
 	done
 done
 
