@@ -12,6 +12,7 @@
 # Environment: KVERS="k1 k2" to restrict kernels; SROCE_TESTS="t_x ..." to
 # restrict guest tests (t_* boot one guest, p_* two linked guests); SROCE_VM_TIMEOUT per boot (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
+# SROCE_VM_APPEND adds to the guest kernel command line;
 # SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
@@ -87,6 +88,7 @@ vm_suite() {
 	suite_start=$(date +%s)
 	tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" \
 		${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+		${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
 		--timeout "$SROCE_VM_TIMEOUT" --name "$t" --nic-dangling \
 		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
 	rc=$?
@@ -106,6 +108,7 @@ vm_pair_suite() {
 	suite_start=$(date +%s)
 	tools/testing/vm/vm-pair.sh --kver "$k" --results "$dir" \
 		${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+		${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
 		--timeout "$SROCE_VM_TIMEOUT" \
 		-- "$tree/tools/testing/guest/$t.sh" \
 		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1

@@ -112,7 +112,9 @@ gid_present() {
 
 # Slab accounting: active objects per cache, after dropping caches.
 # vmap_area is left out: vfree() releases those lazily, in batches, so its
-# count drifts without a leak.  Live vmalloc areas are counted instead, from
+# count drifts without a leak.  So are the caches of process address spaces
+# (anon_vma*, vm_area_struct, mm_struct): they follow whatever user
+# processes happen to be alive, and a driver cannot leak them on its own.  Live vmalloc areas are counted instead, from
 # /proc/vmallocinfo (minus its lazily freed "unpurged" entries), as the
 # pseudo-cache "vmalloc_live".
 slab_snapshot() {
@@ -120,7 +122,8 @@ slab_snapshot() {
 	echo 3 > /proc/sys/vm/drop_caches
 	sleep 1
 	{
-		awk 'NR > 2 && $1 != "vmap_area" { print $1, $2 }' /proc/slabinfo
+		awk 'NR > 2 && $1 !~ /^(vmap_area|anon_vma|anon_vma_chain|vm_area_struct|mm_struct)$/ {
+			print $1, $2 }' /proc/slabinfo
 		echo "vmalloc_live $(grep -vc unpurged /proc/vmallocinfo)"
 	} | sort
 }
@@ -149,4 +152,16 @@ veth_pair() {
 		ip link set "$2" up
 	fi
 	ip link set "$1" up
+}
+
+# kmemleak_sroce: on a kernel with kmemleak (the debug kernel), scan and
+# print unreferenced objects allocated on a path through sroce.  Returns 0
+# when there are none or kmemleak is absent.
+kmemleak_sroce() {
+	local k=/sys/kernel/debug/kmemleak
+	[ -w "$k" ] || return 0
+	echo scan >"$k"
+	sleep 5
+	echo scan >"$k"
+	! grep -B2 -A20 'unreferenced object' "$k" | grep -q 'sroce'
 }

@@ -70,5 +70,11 @@ check "slab back to baseline after $N netdev removals" test -z "$grown"
 [ -n "$grown" ] && diag "grown: $grown"
 
 sroce_unload
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	check "kmemleak: no unreferenced object allocated through sroce" \
+		kmemleak_sroce
+	grep -B2 -A20 'unreferenced object' /sys/kernel/debug/kmemleak |
+		grep -B10 -A10 sroce | sed 's/^/# /' | head -60
+fi
 rm -f "$before" "$after"
 tap_done

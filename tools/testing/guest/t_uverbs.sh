@@ -36,6 +36,46 @@ diag "$out"
 check "pyverbs: open sroce0, query device/port/GIDs, 64 PDs" \
 	grep -q 'pyverbs ok' <<<"$out"
 
+out=$(python3 - <<'PY' 2>&1
+from pyverbs.device import Context
+from pyverbs.cq import CQ, CompChannel
+import pyverbs.enums as e
+ctx = Context(name='sroce0')
+attr = ctx.query_device()
+assert attr.max_cq > 0 and attr.max_cqe >= 4096, (attr.max_cq, attr.max_cqe)
+# Create, poll (empty), resize and destroy user CQs through the rxe ABI's
+# mmap'ed rings.
+for n in (1, 64, 4096):
+    cq = CQ(ctx, n)
+    npolled, wcs = cq.poll(4)
+    assert npolled == 0, npolled
+    cq.resize(n * 2)
+    npolled, wcs = cq.poll(4)
+    assert npolled == 0, npolled
+    cq.close()
+ch = CompChannel(ctx)
+cq = CQ(ctx, 16, None, ch)
+cq.req_notify()
+cq.req_notify(solicited_only=True)
+cq.close()
+ch.close()
+# Limits: too many CQEs is refused with EINVAL, not a crash.
+try:
+    CQ(ctx, attr.max_cqe + 1)
+    raise SystemExit('oversized CQ accepted')
+except Exception as ex:
+    assert 'Invalid argument' in str(ex) or 'errno: 22' in str(ex), str(ex)
+cqs = [CQ(ctx, 32) for _ in range(200)]
+for cq in cqs:
+    cq.close()
+ctx.close()
+print('cq ok')
+PY
+)
+diag "$out"
+check "pyverbs: user CQs create/poll/resize/notify/destroy; oversize -> EINVAL" \
+	grep -q 'cq ok' <<<"$out"
+
 stat() {
 	rdma statistic show link sroce0/1 |
 		tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print; exit }'

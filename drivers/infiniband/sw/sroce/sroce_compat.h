@@ -8,6 +8,7 @@
 #define SROCE_COMPAT_H
 
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 /*
  * Features are probed from the target kernel's headers by Kbuild (see
@@ -18,11 +19,11 @@
  * the uverbs attribute bundle (which embeds the udata).
  */
 #ifdef SROCE_HAVE_CQ_ATTRS
-#define SROCE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
-#define sroce_cq_udata()	(attrs ? &attrs->driver_udata : NULL)
+#define SROCE_CQ_UDATA_ARG	struct uverbs_attr_bundle *sroce_cq_arg
+#define sroce_cq_udata()	(sroce_cq_arg ? &sroce_cq_arg->driver_udata : NULL)
 #else
-#define SROCE_CQ_UDATA_ARG	struct ib_udata *udata
-#define sroce_cq_udata()	(udata)
+#define SROCE_CQ_UDATA_ARG	struct ib_udata *sroce_cq_arg
+#define sroce_cq_udata()	(sroce_cq_arg)
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -6,9 +6,9 @@
  * Context: process context, called by ib_core/uverbs; may sleep.
  *
  * State of this file: device/port queries, user contexts and protection
- * domains are implemented.  QPs, CQs and MRs are refused with -EOPNOTSUPP
- * and the device advertises zero of each, so nothing claims more than
- * exists.  The full data path replaces these refusals.
+ * domains and completion queues are implemented.  QPs and MRs are refused
+ * with -EOPNOTSUPP and the device advertises zero of each, so nothing
+ * claims more than exists.  The full data path replaces these refusals.
  */
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
@@ -17,13 +17,16 @@
 
 #include "sroce/sroce_wire.h"
 #include "sroce_compat.h"
+#include "sroce_cq.h"
 #include "sroce_dev.h"
+#include "sroce_queue.h"
 #include "sroce_stats.h"
 #include "sroce_verbs.h"
 
 #define SROCE_VENDOR_ID		0xffffff	/* same as rdma_rxe: no OUI */
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_MAX_PD		0x7ffc
+#define SROCE_MAX_CQ		0x3fff
 #define SROCE_MAX_MSG_SZ	0x80000000u	/* 2 GiB, IBTA maximum */
 
 /**
@@ -44,6 +47,8 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_pkeys = 1;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
@@ -141,7 +146,7 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 /*
  * Mandatory ops whose objects do not exist yet.  The device advertises
- * max_qp = max_cq = max_mr = 0, so these refusals are what it promised.
+ * max_qp = max_mr = 0, so these refusals are what it promised.
  */
 static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			   struct ib_udata *udata)
@@ -172,27 +177,6 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	*bad_wr = wr;
 	return -EOPNOTSUPP;
-}
-
-static int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			   SROCE_CQ_UDATA_ARG)
-{
-	return -EOPNOTSUPP;
-}
-
-static int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return 0;
-}
-
-static int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return 0;
 }
 
 static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -227,7 +211,10 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.get_hw_stats		= sroce_get_hw_stats,
 	.get_link_layer		= sroce_get_link_layer,
 	.get_port_immutable	= sroce_get_port_immutable,
+	.mmap			= sroce_mmap,
+	.mmap_free		= sroce_mmap_free,
 	.modify_qp		= sroce_modify_qp,
+	.peek_cq		= sroce_peek_cq,
 	.poll_cq		= sroce_poll_cq,
 	.post_recv		= sroce_post_recv,
 	.post_send		= sroce_post_send,
@@ -235,6 +222,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.query_pkey		= sroce_query_pkey,
 	.query_port		= sroce_query_port,
 	.reg_user_mr		= sroce_reg_user_mr,
+	.resize_cq		= sroce_resize_cq,
 	.req_notify_cq		= sroce_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),

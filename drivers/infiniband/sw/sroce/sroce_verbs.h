@@ -17,11 +17,7 @@ struct sroce_pd {
 	struct ib_pd ibpd;
 };
 
-/* Placeholders until the data path lands: ib_core sizes them for us. */
-struct sroce_cq {
-	struct ib_cq ibcq;
-};
-
+/* Placeholder until the data path lands: ib_core sizes it for us. */
 struct sroce_qp {
 	struct ib_qp ibqp;
 };

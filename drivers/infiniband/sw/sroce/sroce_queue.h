@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Work and completion rings in the layout of the rxe user ABI
+ * (struct rxe_queue_buf in <rdma/rdma_user_rxe.h>), so that rdma-core's
+ * rxe provider can map and drive them.
+ *
+ * Trust model: for a user queue the whole buffer, including its header, is
+ * writable by the process.  The kernel therefore never trusts anything it
+ * reads back from it: element size and mask come from struct sroce_queue,
+ * the index the user owns is masked on every read, and the index the kernel
+ * owns is kept privately and only published to the buffer.
+ *
+ * Indices are stored masked, as the ABI requires; a ring of 2^n slots holds
+ * 2^n - 1 elements.
+ */
+#ifndef SROCE_QUEUE_H
+#define SROCE_QUEUE_H
+
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+struct sroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *buf;
+};
+
+/** enum sroce_queue_dir - which side the kernel plays */
+enum sroce_queue_dir {
+	SROCE_QUEUE_KERNEL_PRODUCES,	/* completion queues */
+	SROCE_QUEUE_KERNEL_CONSUMES,	/* user work queues */
+};
+
+struct sroce_queue {
+	struct rxe_queue_buf *buf;
+	size_t buf_size;
+	u32 elem_size;
+	u32 log2_elem_size;
+	u32 index_mask;
+	enum sroce_queue_dir dir;
+	/* Kernel-owned index (producer or consumer, per dir), never read back. */
+	u32 own;
+	/* Set for queues mapped to user space; owns the buffer then. */
+	struct sroce_mmap_entry *mmap;
+};
+
+int sroce_queue_init(struct sroce_queue *q, u32 num_elem, size_t elem_size,
+		     enum sroce_queue_dir dir, struct ib_ucontext *uctx,
+		     struct mminfo *mi);
+void sroce_queue_cleanup(struct sroce_queue *q);
+
+/** sroce_queue_capacity() - elements the ring can hold */
+static inline u32 sroce_queue_capacity(const struct sroce_queue *q)
+{
+	return q->index_mask;
+}
+
+static inline void *sroce_queue_addr(const struct sroce_queue *q, u32 index)
+{
+	return q->buf->data + ((size_t)(index & q->index_mask) <<
+			       q->log2_elem_size);
+}
+
+/* The index the other side owns, masked: it may hold anything. */
+static inline u32 sroce_queue_peer_index(const struct sroce_queue *q)
+{
+	if (q->dir == SROCE_QUEUE_KERNEL_PRODUCES)
+		return smp_load_acquire(&q->buf->consumer_index) & q->index_mask;
+	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
+}
+
+static inline u32 sroce_queue_count(const struct sroce_queue *q)
+{
+	u32 peer = sroce_queue_peer_index(q);
+
+	if (q->dir == SROCE_QUEUE_KERNEL_PRODUCES)
+		return (q->own - peer) & q->index_mask;
+	return (peer - q->own) & q->index_mask;
+}
+
+static inline bool sroce_queue_full(const struct sroce_queue *q)
+{
+	return q->dir == SROCE_QUEUE_KERNEL_PRODUCES &&
+	       sroce_queue_count(q) == q->index_mask;
+}
+
+static inline bool sroce_queue_empty(const struct sroce_queue *q)
+{
+	return sroce_queue_count(q) == 0;
+}
+
+/* Slot the kernel fills next (producer side). */
+static inline void *sroce_queue_producer_addr(const struct sroce_queue *q)
+{
+	return sroce_queue_addr(q, q->own);
+}
+
+/* Publish one produced element: the entry is written before the index. */
+static inline void sroce_queue_advance_producer(struct sroce_queue *q)
+{
+	q->own = (q->own + 1) & q->index_mask;
+	smp_store_release(&q->buf->producer_index, q->own);
+}
+
+/* Oldest element to consume (consumer side). */
+static inline void *sroce_queue_consumer_addr(const struct sroce_queue *q)
+{
+	return sroce_queue_addr(q, q->own);
+}
+
+static inline void sroce_queue_advance_consumer(struct sroce_queue *q)
+{
+	q->own = (q->own + 1) & q->index_mask;
+	smp_store_release(&q->buf->consumer_index, q->own);
+}
+
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+
+#endif /* SROCE_QUEUE_H */
