@@ -76,6 +76,46 @@ diag "$out"
 check "pyverbs: user CQs create/poll/resize/notify/destroy; oversize -> EINVAL" \
 	grep -q 'cq ok' <<<"$out"
 
+out=$(python3 - <<'PY' 2>&1
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.mr import MR
+import pyverbs.enums as e
+ctx = Context(name='sroce0')
+attr = ctx.query_device()
+assert attr.max_mr > 0, attr.max_mr
+pd = PD(ctx)
+lw = e.IBV_ACCESS_LOCAL_WRITE
+full = lw | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC
+mrs = []
+for size in (1, 4095, 4096, 65537, 4 << 20):
+    for acc in (0, lw, full):
+        mr = MR(pd, size, acc)
+        assert mr.lkey == mr.rkey
+        mr.write(b'x' * min(size, 16), min(size, 16))
+        mrs.append(mr)
+keys = [m.lkey for m in mrs]
+assert len(set(k >> 8 for k in keys)) == len(keys), keys
+for m in mrs:
+    m.close()
+# o10-36: remote write/atomic without local write is refused.
+for bad in (e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_REMOTE_ATOMIC):
+    try:
+        MR(pd, 4096, bad)
+        raise SystemExit('MR with remote access but no local write accepted')
+    except Exception as ex:
+        assert 'errno: 22' in str(ex) or 'Invalid argument' in str(ex), str(ex)
+for _ in range(300):
+    MR(pd, 8192, full).close()
+pd.close()
+ctx.close()
+print('mr ok')
+PY
+)
+diag "$out"
+check "pyverbs: user MRs of 1 B..4 MiB, unique keys, access rules (o10-36)" \
+	grep -q 'mr ok' <<<"$out"
+
 stat() {
 	rdma statistic show link sroce0/1 |
 		tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print; exit }'

@@ -13,6 +13,7 @@
 
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "sroce_stats.h"
@@ -36,6 +37,9 @@ struct sroce_dev {
 	 * ib_core clears and refills from query_device at registration.
 	 */
 	struct ib_device_attr attr;
+	/* Memory objects by key index (sroce_mr.c); RCU readers. */
+	struct xarray mr_xa;
+	u32 mr_next;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -6,9 +6,9 @@
  * Context: process context, called by ib_core/uverbs; may sleep.
  *
  * State of this file: device/port queries, user contexts and protection
- * domains and completion queues are implemented.  QPs and MRs are refused
- * with -EOPNOTSUPP and the device advertises zero of each, so nothing
- * claims more than exists.  The full data path replaces these refusals.
+ * domains, completion queues and memory regions are implemented.  QPs are
+ * refused with -EOPNOTSUPP and the device advertises zero of them, so
+ * nothing claims more than exists.  The full data path replaces these refusals.
  */
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
@@ -19,6 +19,7 @@
 #include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
+#include "sroce_mr.h"
 #include "sroce_queue.h"
 #include "sroce_stats.h"
 #include "sroce_verbs.h"
@@ -48,6 +49,8 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_pkeys = 1;
 	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_mr = SROCE_MAX_MR - 1;
+	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_PAGES;
 	attr->max_cqe = SROCE_MAX_CQE;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -146,7 +149,7 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 /*
  * Mandatory ops whose objects do not exist yet.  The device advertises
- * max_qp = max_mr = 0, so these refusals are what it promised.
+ * max_qp = 0, so these refusals are what it promised.
  */
 static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			   struct ib_udata *udata)
@@ -179,25 +182,9 @@ static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-static struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				       u64 iova, int access,
-				       struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return 0;
-}
-
 const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_hw_port_stats	= sroce_alloc_hw_port_stats,
+	.alloc_mr		= sroce_alloc_mr,
 	.alloc_pd		= sroce_alloc_pd,
 	.alloc_ucontext		= sroce_alloc_ucontext,
 	.create_cq		= sroce_create_cq,
@@ -211,6 +198,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.get_hw_stats		= sroce_get_hw_stats,
 	.get_link_layer		= sroce_get_link_layer,
 	.get_port_immutable	= sroce_get_port_immutable,
+	.map_mr_sg		= sroce_map_mr_sg,
 	.mmap			= sroce_mmap,
 	.mmap_free		= sroce_mmap_free,
 	.modify_qp		= sroce_modify_qp,

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory regions.  struct sroce_mem is the data path's object, separate
+ * from ib_mr: it is found by key under RCU and pinned with a reference for
+ * the duration of one access; deregistration unpublishes it and waits for
+ * those references to drain before the pages go.
+ */
+#ifndef SROCE_MR_H
+#define SROCE_MR_H
+
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <linux/rcupdate.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+struct sroce_dev;
+
+enum sroce_mem_type {
+	SROCE_MEM_DMA,		/* all of kernel memory, by address */
+	SROCE_MEM_USER,		/* pinned user pages (ib_umem) */
+	SROCE_MEM_FAST,		/* page list set by IB_WR_REG_MR */
+};
+
+enum sroce_mem_state {
+	SROCE_MEM_FREE,		/* fast-reg MR not (or no longer) mapped */
+	SROCE_MEM_VALID,
+};
+
+struct sroce_mem {
+	refcount_t ref;
+	struct completion released;
+	enum sroce_mem_type type;
+	enum sroce_mem_state state;
+	struct ib_pd *pd;
+	u32 lkey;
+	u32 rkey;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	/* SROCE_MEM_FAST: page addresses (kernel virtual, ib_uses_virt_dma) */
+	u64 *pages;
+	u32 npages;
+	u32 max_pages;
+	u32 page_shift;
+};
+
+struct sroce_mr {
+	struct ib_mr ibmr;
+	struct sroce_mem mem;
+	struct rcu_head rcu;
+};
+
+static inline struct sroce_mr *to_sroce_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+#define SROCE_MAX_MR		(1 << 20)
+#define SROCE_MAX_FAST_PAGES	(1 << 16)
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key);
+void sroce_mem_put(struct sroce_mem *mem);
+
+#endif /* SROCE_MR_H */
