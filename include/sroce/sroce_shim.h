@@ -43,6 +43,11 @@ static inline u32 sroce_get_be32(const u8 *p)
 	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
 }
 
+static inline u64 sroce_get_be64(const u8 *p)
+{
+	return (u64)sroce_get_be32(p) << 32 | sroce_get_be32(p + 4);
+}
+
 static inline void sroce_put_be16(u8 *p, u16 v)
 {
 	p[0] = (u8)(v >> 8);
@@ -62,6 +67,12 @@ static inline void sroce_put_be32(u8 *p, u32 v)
 	p[1] = (u8)(v >> 16);
 	p[2] = (u8)(v >> 8);
 	p[3] = (u8)v;
+}
+
+static inline void sroce_put_be64(u8 *p, u64 v)
+{
+	sroce_put_be32(p, (u32)(v >> 32));
+	sroce_put_be32(p + 4, (u32)v);
 }
 
 #endif /* SROCE_SHIM_H */

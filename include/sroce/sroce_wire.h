@@ -53,7 +53,13 @@ enum sroce_verdict {
 	SROCE_OK = 0,
 	SROCE_ERR_SHORT,	/* buffer shorter than the header needs */
 	SROCE_ERR_TVER,		/* unsupported transport header version */
-	SROCE_ERR_PAD,		/* pad count exceeds payload */
+	SROCE_ERR_PAD,		/* pad count inconsistent with the payload */
+	SROCE_ERR_OPCODE,	/* opcode not in the sroce opcode table */
+	SROCE_ERR_LEN,		/* payload length not allowed for the opcode */
+	SROCE_ERR_MTU,		/* payload longer than the path MTU */
+	SROCE_ERR_SPACE,	/* output buffer too small (builders) */
+	SROCE_ERR_IP,		/* IP header unusable for the ICRC */
+	SROCE_ERR_ICRC,		/* ICRC trailer does not match */
 	SROCE_VERDICT_MAX,
 };
 

@@ -13,6 +13,12 @@ static const char *const sroce_verdict_names[SROCE_VERDICT_MAX] = {
 	[SROCE_ERR_SHORT]	= "short",
 	[SROCE_ERR_TVER]	= "bad_tver",
 	[SROCE_ERR_PAD]		= "bad_pad",
+	[SROCE_ERR_OPCODE]	= "bad_opcode",
+	[SROCE_ERR_LEN]		= "bad_length",
+	[SROCE_ERR_MTU]		= "exceeds_mtu",
+	[SROCE_ERR_SPACE]	= "no_space",
+	[SROCE_ERR_IP]		= "bad_ip_header",
+	[SROCE_ERR_ICRC]	= "bad_icrc",
 };
 
 const char *sroce_verdict_name(enum sroce_verdict v)
