@@ -38,9 +38,7 @@ for i in $(seq 1 $N); do
 done
 check "$N load/add/unload cycles succeeded ($fails failed)" test $fails -eq 0
 slab_snapshot >"$after"
-grown=$(slab_grown "$before" "$after" $N)
-check "slab back to baseline after $N load cycles" test -z "$grown"
-[ -n "$grown" ] && diag "grown: $grown"
+slab_check "slab back to baseline after $N load cycles" "$before" "$after" $N
 
 sroce_load
 one_link_cycle
@@ -51,9 +49,7 @@ for i in $(seq 1 $N); do
 done
 check "$N link add/delete cycles succeeded ($fails failed)" test $fails -eq 0
 slab_snapshot >"$after"
-grown=$(slab_grown "$before" "$after" $N)
-check "slab back to baseline after $N link cycles" test -z "$grown"
-[ -n "$grown" ] && diag "grown: $grown"
+slab_check "slab back to baseline after $N link cycles" "$before" "$after" $N
 
 # Netdev removal as the teardown path, N times.
 slab_snapshot >"$before"
@@ -65,9 +61,7 @@ for i in $(seq 1 $N); do
 done
 check "$N netdev-removal teardowns succeeded ($fails failed)" test $fails -eq 0
 slab_snapshot >"$after"
-grown=$(slab_grown "$before" "$after" $N)
-check "slab back to baseline after $N netdev removals" test -z "$grown"
-[ -n "$grown" ] && diag "grown: $grown"
+slab_check "slab back to baseline after $N netdev removals" "$before" "$after" $N
 
 sroce_unload
 if [ -w /sys/kernel/debug/kmemleak ]; then

@@ -11,6 +11,8 @@ ip netns add peer
 veth_pair v0 v1 peer
 ip addr add 198.18.0.1/24 dev v0
 ip -n peer addr add 198.18.0.2/24 dev v1
+ip -6 addr add 2001:db8::1/64 dev v0 nodad
+ip -n peer -6 addr add 2001:db8::2/64 dev v1 nodad
 rdma link add sroce0 type sroce netdev v0
 wait_for 20 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001
 
@@ -115,6 +117,48 @@ PY
 diag "$out"
 check "pyverbs: user MRs of 1 B..4 MiB, unique keys, access rules (o10-36)" \
 	grep -q 'mr ok' <<<"$out"
+
+wait_for 20 gid_present sroce0 2001:0db8:0000:0000:0000:0000:0000:0001
+out=$(python3 - <<'PY' 2>&1
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.addr import GID, GlobalRoute, AHAttr, AH
+ctx = Context(name='sroce0')
+pd = PD(ctx)
+def gid_index(suffix):
+    for i in range(16):
+        if str(ctx.query_gid(1, i)).endswith(suffix):
+            return i
+    raise SystemExit('no GID ending ' + suffix)
+v4 = gid_index('ffff:c612:0001')
+v6 = gid_index('2001:0db8:0000:0000:0000:0000:0000:0001')
+def ah(dgid, sidx, **kw):
+    gr = GlobalRoute(dgid=GID(dgid), sgid_index=sidx, **kw)
+    return AH(pd, attr=AHAttr(gr=gr, is_global=1, port_num=1))
+ahs = []
+for _ in range(50):
+    ahs.append(ah('0000:0000:0000:0000:0000:ffff:c612:0002', v4,
+                  hop_limit=7, traffic_class=0x68, flow_label=0x12345))
+    ahs.append(ah('2001:0db8:0000:0000:0000:0000:0000:0002', v6))
+for a in ahs:
+    a.close()
+# IPv4 source with an IPv6 destination (and the reverse) is refused.
+for dgid, sidx in (('2001:0db8:0000:0000:0000:0000:0000:0002', v4),
+                   ('0000:0000:0000:0000:0000:ffff:c612:0002', v6)):
+    try:
+        ah(dgid, sidx)
+        raise SystemExit('mixed-family AH accepted')
+    except Exception as ex:
+        assert 'errno: 22' in str(ex) or 'Invalid argument' in str(ex) or \
+               'rrno: 22' in str(ex), str(ex)
+pd.close()
+ctx.close()
+print('ah ok')
+PY
+)
+diag "$out"
+check "pyverbs: IPv4 and IPv6 AHs; mixed-family AH -> EINVAL" \
+	grep -q 'ah ok' <<<"$out"
 
 stat() {
 	rdma statistic show link sroce0/1 |

@@ -16,7 +16,6 @@
 #include "sroce_dev.h"
 #include "sroce_verbs.h"
 
-
 static size_t sroce_cqe_size(bool user)
 {
 	return user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
@@ -155,6 +154,7 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		memcpy(&wc[n], sroce_queue_addr(q, cons), sizeof(*wc));
 		cons = (cons + 1) & q->index_mask;
 	}
+	/* Pairs with the producer's acquire in sroce_queue_full(). */
 	smp_store_release(&q->buf->consumer_index, cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;

@@ -14,7 +14,7 @@
 #include "sroce_compat.h"
 #include "sroce_queue.h"
 
-#define SROCE_MAX_CQE	(1 << 16)
+#define SROCE_MAX_CQE	BIT(16)
 
 struct sroce_cq {
 	struct ib_cq ibcq;

@@ -40,6 +40,9 @@ struct sroce_dev {
 	/* Memory objects by key index (sroce_mr.c); RCU readers. */
 	struct xarray mr_xa;
 	u32 mr_next;
+	/* Address vectors by AH number (sroce_av.c); RCU readers. */
+	struct xarray ah_xa;
+	u32 ah_next;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

@@ -128,9 +128,11 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
-	/* ib_core destroyed every MR before calling us. */
+	/* ib_core destroyed every MR and AH before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
+	WARN_ON(!xa_empty(&sdev->ah_xa));
+	xa_destroy(&sdev->ah_xa);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {
@@ -209,6 +211,7 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->net_node);
 	spin_lock_init(&sdev->state_lock);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 
 	/* From here on ib_dealloc_device() cleans up via dealloc_driver. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);

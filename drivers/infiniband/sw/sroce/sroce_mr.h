@@ -57,8 +57,8 @@ static inline struct sroce_mr *to_sroce_mr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct sroce_mr, ibmr);
 }
 
-#define SROCE_MAX_MR		(1 << 20)
-#define SROCE_MAX_FAST_PAGES	(1 << 16)
+#define SROCE_MAX_MR		BIT(20)
+#define SROCE_MAX_FAST_PAGES	BIT(16)
 
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,

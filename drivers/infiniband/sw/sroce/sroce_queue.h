@@ -61,12 +61,18 @@ static inline void *sroce_queue_addr(const struct sroce_queue *q, u32 index)
 			       q->log2_elem_size);
 }
 
-/* The index the other side owns, masked: it may hold anything. */
+/*
+ * The index the other side owns, masked: it may hold anything.  Acquire:
+ * a consumer must see the element before the producer index that covers
+ * it; a producer must not reuse a slot before its consumer is done.
+ */
 static inline u32 sroce_queue_peer_index(const struct sroce_queue *q)
 {
-	if (q->dir == SROCE_QUEUE_KERNEL_PRODUCES)
-		return smp_load_acquire(&q->buf->consumer_index) & q->index_mask;
-	return smp_load_acquire(&q->buf->producer_index) & q->index_mask;
+	const u32 *peer = q->dir == SROCE_QUEUE_KERNEL_PRODUCES ?
+			  &q->buf->consumer_index : &q->buf->producer_index;
+
+	/* Acquire: see the comment above. */
+	return smp_load_acquire(peer) & q->index_mask;
 }
 
 static inline u32 sroce_queue_count(const struct sroce_queue *q)
@@ -99,6 +105,7 @@ static inline void *sroce_queue_producer_addr(const struct sroce_queue *q)
 static inline void sroce_queue_advance_producer(struct sroce_queue *q)
 {
 	q->own = (q->own + 1) & q->index_mask;
+	/* Release: pairs with the consumer's acquire of producer_index. */
 	smp_store_release(&q->buf->producer_index, q->own);
 }
 
@@ -111,6 +118,7 @@ static inline void *sroce_queue_consumer_addr(const struct sroce_queue *q)
 static inline void sroce_queue_advance_consumer(struct sroce_queue *q)
 {
 	q->own = (q->own + 1) & q->index_mask;
+	/* Release: the slot's contents were read before it is handed back. */
 	smp_store_release(&q->buf->consumer_index, q->own);
 }
 

@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "sroce/sroce_wire.h"
+#include "sroce_av.h"
 #include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
@@ -50,6 +51,7 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_pkeys = 1;
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_mr = SROCE_MAX_MR - 1;
+	attr->max_ah = SROCE_MAX_AH - 1;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_PAGES;
 	attr->max_cqe = SROCE_MAX_CQE;
 	attr->local_ca_ack_delay = 15;
@@ -187,11 +189,14 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_mr		= sroce_alloc_mr,
 	.alloc_pd		= sroce_alloc_pd,
 	.alloc_ucontext		= sroce_alloc_ucontext,
+	.create_ah		= sroce_create_ah,
+	.create_user_ah		= sroce_create_ah,
 	.create_cq		= sroce_create_cq,
 	.create_qp		= sroce_create_qp,
 	.dealloc_pd		= sroce_dealloc_pd,
 	.dealloc_ucontext	= sroce_dealloc_ucontext,
 	.dereg_mr		= sroce_dereg_mr,
+	.destroy_ah		= sroce_destroy_ah,
 	.destroy_cq		= sroce_destroy_cq,
 	.destroy_qp		= sroce_destroy_qp,
 	.get_dma_mr		= sroce_get_dma_mr,
@@ -206,6 +211,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.poll_cq		= sroce_poll_cq,
 	.post_recv		= sroce_post_recv,
 	.post_send		= sroce_post_send,
+	.query_ah		= sroce_query_ah,
 	.query_device		= sroce_query_device,
 	.query_pkey		= sroce_query_pkey,
 	.query_port		= sroce_query_port,
@@ -213,6 +219,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.resize_cq		= sroce_resize_cq,
 	.req_notify_cq		= sroce_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
