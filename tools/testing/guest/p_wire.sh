@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Two guests over a virtual NIC (vm-pair.sh), sroce on each guest's eth0:
-# RoCEv2 datagrams from one guest reach the other's sroce ingress and are
-# accounted exactly (9 well-formed for a missing QP, 4 short).
+# RoCEv2 packets from one guest reach the other's sroce ingress and are
+# accounted exactly: 9 with a valid ICRC (for a missing QP), 5 with a
+# corrupted ICRC, 4 short.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -30,21 +31,22 @@ stat() {
 }
 
 if [ "$SROCE_ROLE" = client ]; then
-	python3 - "$peer" <<'PY'
-import socket, sys
+	inj="python3 $(dirname "$0")/roce_inject.py --src $me --dst $peer"
+	check "client: packets sent" eval "$inj --payload 200 --count 9 &&
+		$inj --payload 33 --count 5 --bad-icrc &&
+		python3 -c \"
+import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for _ in range(9):
-    s.sendto(bytes.fromhex('0400ffff000000110000000100000000'), (sys.argv[1], 4791))
 for _ in range(4):
-    s.sendto(b'\x04\x00', (sys.argv[1], 4791))
-PY
-	check "client: datagrams sent" test $? -eq 0
+    s.sendto(b'\\x04\\x00', ('$peer', 4791))\""
 else
-	check "server: 9 well-formed packets counted in rx_drop_no_qp" \
+	check "server: 9 valid packets (ICRC verified) -> rx_drop_no_qp" \
 		wait_for 120 eval '[ "$(stat rx_drop_no_qp)" = 9 ]'
-	check "server: 4 short packets counted in rx_drop_short" \
+	check "server: 5 corrupted packets -> rx_drop_bad_icrc" \
+		wait_for 10 eval '[ "$(stat rx_drop_bad_icrc)" = 5 ]'
+	check "server: 4 short packets -> rx_drop_short" \
 		wait_for 10 eval '[ "$(stat rx_drop_short)" = 4 ]'
-	check "server: rx_packets = 13" eval '[ "$(stat rx_packets)" = 13 ]'
+	check "server: rx_packets = 18" eval '[ "$(stat rx_packets)" = 18 ]'
 fi
 rdma link delete sroce0
 check "$SROCE_ROLE: unload" sroce_unload

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # User verbs through the distro's rdma-core (rxe provider, pyverbs), and
-# the ingress hook's drop counters for malformed RoCEv2 packets.
+# ingress validation: every malformed RoCEv2 packet is dropped and counted
+# by reason; packets with a valid ICRC (built independently by
+# roce_inject.py) pass validation.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -174,26 +176,42 @@ for _ in range($2):
 "
 }
 
-b_short=$(stat rx_drop_short)
-b_tver=$(stat rx_drop_bad_tver)
-b_pad=$(stat rx_drop_bad_pad)
-b_noqp=$(stat rx_drop_no_qp)
-b_pkts=$(stat rx_packets)
-send_udp 0a0b0c 5
-send_udp 0401ffff00000011000000010000000000 7   # TVer 1
-send_udp 0430ffff000000110000000100000000 3     # pad 3, no payload
-send_udp 0400ffff000000110000000100000000 11    # well-formed, no such QP
+inject() {
+	ip netns exec peer python3 "$(dirname "$0")/roce_inject.py" \
+		--src 198.18.0.2 --dst 198.18.0.1 "$@"
+}
+
+names="rx_packets rx_drop_short rx_drop_bad_tver rx_drop_bad_pad
+rx_drop_bad_opcode rx_drop_bad_len rx_drop_bad_icrc rx_drop_no_qp"
+declare -A base
+for n in $names; do base[$n]=$(stat "$n"); done
+send_udp 0a0b0c 5				# short
+send_udp 0401ffff00000011000000010000000000 7	# TVer 1
+send_udp 0430ffff000000110000000100000000 3	# pad 3, no payload
+send_udp 0400ffff000000110000000100000000 11	# ICRC all zero
+inject --opcode 0x04 --payload 100 --count 13	# SEND ONLY, good ICRC
+inject --opcode 0x04 --payload 100 --count 4 --bad-icrc
+inject --opcode 0x1f --count 6			# opcode sroce lacks
+inject --opcode 0x11 --payload 8 --count 2	# ACK with payload
+inject --opcode 0x0a --payload 64 --count 3 \
+	--ext 00000000000010000000000100000040	# WRITE ONLY + RETH, good
 sleep 1
-check "5 short packets counted in rx_drop_short" \
-	test "$(($(stat rx_drop_short) - b_short))" -eq 5
-check "7 TVer=1 packets counted in rx_drop_bad_tver" \
-	test "$(($(stat rx_drop_bad_tver) - b_tver))" -eq 7
-check "3 bad-pad packets counted in rx_drop_bad_pad" \
-	test "$(($(stat rx_drop_bad_pad) - b_pad))" -eq 3
-check "11 packets for a missing QP counted in rx_drop_no_qp" \
-	test "$(($(stat rx_drop_no_qp) - b_noqp))" -eq 11
-check "rx_packets counted all 26" \
-	test "$(($(stat rx_packets) - b_pkts))" -eq 26
+delta() { echo $(($(stat "$1") - base[$1])); }
+check "5 short packets -> rx_drop_short" test "$(delta rx_drop_short)" -eq 5
+check "7 TVer=1 packets -> rx_drop_bad_tver" \
+	test "$(delta rx_drop_bad_tver)" -eq 7
+check "3 bad-pad packets -> rx_drop_bad_pad" test "$(delta rx_drop_bad_pad)" -eq 3
+check "6 unknown-opcode packets -> rx_drop_bad_opcode" \
+	test "$(delta rx_drop_bad_opcode)" -eq 6
+check "2 ACKs with payload -> rx_drop_bad_len" \
+	test "$(delta rx_drop_bad_len)" -eq 2
+check "11 zero-ICRC + 4 corrupted-ICRC packets -> rx_drop_bad_icrc" \
+	test "$(delta rx_drop_bad_icrc)" -eq 15
+check "16 valid packets (ICRC verified) for a missing QP -> rx_drop_no_qp" \
+	test "$(delta rx_drop_no_qp)" -eq 16
+check "rx_packets counted all 54, each in exactly one drop reason" \
+	test "$(delta rx_packets)" -eq 54 -a "$(($(delta rx_drop_short) + $(delta rx_drop_bad_tver) + $(delta rx_drop_bad_pad) + $(delta rx_drop_bad_opcode) + $(delta rx_drop_bad_len) + $(delta rx_drop_bad_icrc) + $(delta rx_drop_no_qp)))" -eq 54
+for n in $names; do diag "$n +$(delta "$n")"; done
 
 rdma link delete sroce0
 sroce_unload

@@ -107,6 +107,9 @@ mkdir -p "$results/.job"
 script=$(realpath -e "$script") || die "script not found"
 [ -x "$script" ] || die "$script is not executable"
 guest_script=$script
+# The source tree has its own share at its host path (see
+# initramfs-init.sh), so scripts inside it are visible wherever it lives.
+case "$script" in "$tree"/*) SHADOWED_DIRS=() ;; esac
 for d in "${SHADOWED_DIRS[@]}"; do
 	case "$script" in
 	"$d"/*)

@@ -15,7 +15,11 @@ enum sroce_counter {
 	SROCE_CNT_RX_BYTES,
 	SROCE_CNT_RX_DROP_SHORT,	/* shorter than BTH + ICRC */
 	SROCE_CNT_RX_DROP_BAD_TVER,	/* BTH transport version != 0 */
-	SROCE_CNT_RX_DROP_BAD_PAD,	/* pad count larger than payload */
+	SROCE_CNT_RX_DROP_BAD_PAD,	/* pad count inconsistent with payload */
+	SROCE_CNT_RX_DROP_BAD_OPCODE,	/* opcode sroce does not implement */
+	SROCE_CNT_RX_DROP_BAD_LEN,	/* payload length wrong for the opcode */
+	SROCE_CNT_RX_DROP_BAD_IP,	/* IP header unusable (e.g. IPv6 ext hdrs) */
+	SROCE_CNT_RX_DROP_BAD_ICRC,	/* ICRC mismatch (corruption) */
 	SROCE_CNT_RX_DROP_NO_QP,	/* no QP with the BTH DestQP */
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_BYTES,
