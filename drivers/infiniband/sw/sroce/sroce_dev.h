@@ -43,6 +43,9 @@ struct sroce_dev {
 	/* Address vectors by AH number (sroce_av.c); RCU readers. */
 	struct xarray ah_xa;
 	u32 ah_next;
+	/* QPs by number (sroce_qp.c); RCU readers on the receive path. */
+	struct xarray qp_xa;
+	u32 qp_next;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

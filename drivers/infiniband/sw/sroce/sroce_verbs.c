@@ -6,9 +6,9 @@
  * Context: process context, called by ib_core/uverbs; may sleep.
  *
  * State of this file: device/port queries, user contexts and protection
- * domains, completion queues and memory regions are implemented.  QPs are
- * refused with -EOPNOTSUPP and the device advertises zero of them, so
- * nothing claims more than exists.  The full data path replaces these refusals.
+ * domains, completion queues, memory regions, address handles and queue
+ * pair objects with their state machine are implemented; sending is not
+ * (post_send refuses with -EOPNOTSUPP until the requester exists).
  */
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
@@ -21,6 +21,7 @@
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
+#include "sroce_qp.h"
 #include "sroce_queue.h"
 #include "sroce_stats.h"
 #include "sroce_verbs.h"
@@ -52,6 +53,13 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_mr = SROCE_MAX_MR - 1;
 	attr->max_ah = SROCE_MAX_AH - 1;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE;
+	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_PAGES;
 	attr->max_cqe = SROCE_MAX_CQE;
 	attr->local_ca_ack_delay = 15;
@@ -149,41 +157,6 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Mandatory ops whose objects do not exist yet.  The device advertises
- * max_qp = 0, so these refusals are what it promised.
- */
-static int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			   struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			   int mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			   const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			   const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
 const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_hw_port_stats	= sroce_alloc_hw_port_stats,
 	.alloc_mr		= sroce_alloc_mr,
@@ -214,6 +187,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.query_ah		= sroce_query_ah,
 	.query_device		= sroce_query_device,
 	.query_pkey		= sroce_query_pkey,
+	.query_qp		= sroce_query_qp,
 	.query_port		= sroce_query_port,
 	.reg_user_mr		= sroce_reg_user_mr,
 	.resize_cq		= sroce_resize_cq,

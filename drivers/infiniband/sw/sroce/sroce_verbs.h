@@ -17,11 +17,6 @@ struct sroce_pd {
 	struct ib_pd ibpd;
 };
 
-/* Placeholder until the data path lands: ib_core sizes it for us. */
-struct sroce_qp {
-	struct ib_qp ibqp;
-};
-
 extern const struct ib_device_ops sroce_verbs_ops;
 
 void sroce_verbs_init_attrs(struct sroce_dev *sdev);

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation, the IBTA 10.3 state machine, flushing, and the
+ * posting verbs of kernel QPs.
+ *
+ * Contexts: create/modify/query/destroy run in process context and are
+ * serialized per QP by state_mutex.  post_recv may run in any context.
+ *
+ * Trust model: a user QP's rings are written by the process at any time.
+ * WQEs are copied out of the ring once, into kernel memory, before any
+ * field is used (STYLE rule 7); indices are masked on every read.
+ *
+ * State of this file: the requester, responder and completer do not exist
+ * yet, so post_send refuses with -EOPNOTSUPP (an explicit error, never a
+ * silent hang) and posted receives only ever complete by flushing.
+ */
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce_cq.h"
+#include "sroce_dev.h"
+#include "sroce_qp.h"
+#include "sroce_verbs.h"
+
+static const char *const sroce_qp_state_names[] = {
+	[IB_QPS_RESET]	= "RESET",
+	[IB_QPS_INIT]	= "INIT",
+	[IB_QPS_RTR]	= "RTR",
+	[IB_QPS_RTS]	= "RTS",
+	[IB_QPS_SQD]	= "SQD",
+	[IB_QPS_SQE]	= "SQE",
+	[IB_QPS_ERR]	= "ERR",
+};
+
+static size_t sroce_send_wqe_size(u32 max_sge, u32 max_inline)
+{
+	return sizeof(struct rxe_send_wqe) +
+	       max_t(size_t, max_sge * sizeof(struct rxe_sge), max_inline);
+}
+
+static size_t sroce_recv_wqe_size(u32 max_sge)
+{
+	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
+}
+
+static int sroce_qp_check_cap(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > SROCE_MAX_QP_WR ||
+			   cap->max_recv_sge > SROCE_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_wq_init(struct sroce_wq *wq, u32 max_wr, size_t elem,
+			 enum sroce_queue_dir dir, struct ib_ucontext *uctx,
+			 struct mminfo *mi)
+{
+	spin_lock_init(&wq->lock);
+	/* A zero-depth queue still gets a ring: the ABI maps both. */
+	return sroce_queue_init(&wq->queue, max_t(u32, max_wr, 1), elem, dir,
+				uctx, mi);
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	struct rxe_create_qp_resp resp = {};
+	struct ib_ucontext *uctx = NULL;
+	struct ib_qp_cap *cap = &init->cap;
+	u32 qpn;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	err = sroce_qp_check_cap(init);
+	if (err)
+		return err;
+	if (udata) {
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						  ibuc)->ibuc;
+	}
+
+	mutex_init(&qp->state_mutex);
+	spin_lock_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->scq = to_sroce_cq(init->send_cq);
+	qp->rcq = to_sroce_cq(init->recv_cq);
+
+	/* Round the SQ element up so sge and inline space coincide. */
+	qp->sq.max_sge = max_t(u32, cap->max_send_sge,
+			       cap->max_inline_data / sizeof(struct rxe_sge));
+	qp->sq.max_inline = qp->sq.max_sge * sizeof(struct rxe_sge);
+	qp->sq.max_wr = cap->max_send_wr;
+	err = sroce_wq_init(&qp->sq, cap->max_send_wr,
+			    sroce_send_wqe_size(qp->sq.max_sge,
+						qp->sq.max_inline),
+			    SROCE_QUEUE_KERNEL_CONSUMES, uctx, &resp.sq_mi);
+	if (err)
+		return err;
+
+	if (!init->srq) {
+		qp->rq.max_sge = cap->max_recv_sge;
+		qp->rq.max_wr = cap->max_recv_wr;
+		err = sroce_wq_init(&qp->rq, cap->max_recv_wr,
+				    sroce_recv_wqe_size(qp->rq.max_sge),
+				    SROCE_QUEUE_KERNEL_CONSUMES, uctx,
+				    &resp.rq_mi);
+		if (err)
+			goto err_sq;
+	}
+
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = xa_insert_irq(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic_irq(&sdev->qp_xa, &qpn, NULL,
+					  XA_LIMIT(SROCE_MIN_QPN, 0xffffff),
+					  &sdev->qp_next, GFP_KERNEL);
+		err = err < 0 ? err : 0;
+	}
+	if (err)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_xa;
+	}
+
+	/* Report what was granted (ib_core copies it to the caller). */
+	cap->max_send_wr = sroce_queue_capacity(&qp->sq.queue);
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	if (!init->srq) {
+		cap->max_recv_wr = sroce_queue_capacity(&qp->rq.queue);
+		cap->max_recv_sge = qp->rq.max_sge;
+	}
+	qp->attr.cap = *cap;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.port_num = 1;
+	xa_store_irq(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_xa:
+	xa_erase_irq(&sdev->qp_xa, qpn);
+err_rq:
+	if (!init->srq)
+		sroce_queue_cleanup(&qp->rq.queue);
+err_sq:
+	sroce_queue_cleanup(&qp->sq.queue);
+	return err == -EBUSY ? -ENOMEM : err;
+}
+
+/* Complete every WQE still in @wq with IB_WC_WR_FLUSH_ERR (IBTA 10.3.1). */
+static void sroce_wq_flush(struct sroce_qp *qp, struct sroce_wq *wq,
+			   struct sroce_cq *cq, bool send)
+{
+	struct sroce_queue *q = &wq->queue;
+	struct ib_wc wc;
+	unsigned long flags;
+	u64 wr_id;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	while (!sroce_queue_empty(q)) {
+		/* One 8-byte read of possibly user-owned memory: no trust. */
+		if (send)
+			wr_id = READ_ONCE(((struct rxe_send_wqe *)
+					   sroce_queue_consumer_addr(q))->wr.wr_id);
+		else
+			wr_id = READ_ONCE(((struct rxe_recv_wqe *)
+					   sroce_queue_consumer_addr(q))->wr_id);
+		sroce_queue_advance_consumer(q);
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = wr_id;
+		wc.status = IB_WC_WR_FLUSH_ERR;
+		wc.opcode = send ? IB_WC_SEND : IB_WC_RECV;
+		wc.qp = &qp->ibqp;
+		wc.port_num = 1;
+		if (sroce_cq_post(cq, &wc, false))
+			break;
+	}
+	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+static void sroce_qp_flush(struct sroce_qp *qp)
+{
+	sroce_wq_flush(qp, &qp->sq, qp->scq, true);
+	if (!qp->ibqp.srq)
+		sroce_wq_flush(qp, &qp->rq, qp->rcq, false);
+}
+
+/* Drop everything queued: IBTA 10.3.1, RESET empties the work queues. */
+static void sroce_wq_reset(struct sroce_wq *wq)
+{
+	struct sroce_queue *q = &wq->queue;
+	unsigned long flags;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	while (!sroce_queue_empty(q))
+		sroce_queue_advance_consumer(q);
+	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device		= qp->ibqp.device,
+		.element.qp	= &qp->ibqp,
+		.event		= type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Value checks ib_modify_qp_is_ok() leaves to the driver. */
+static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
+		return -EOPNOTSUPP;	/* no APM on a single-port device */
+	return 0;
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	enum ib_qp_state cur, new;
+	struct sroce_av av;
+	unsigned long flags;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (cur != qp->state)
+		goto out;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
+		goto out;
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+	if (mask & IB_QP_AV) {
+		err = sroce_av_from_attr(&av, &attr->ah_attr);
+		if (err)
+			goto out;
+		qp->av = av;
+		qp->attr.ah_attr = attr->ah_attr;
+		/* Queries rebuild the AH attribute; keep no sgid_attr ref. */
+		qp->attr.ah_attr.grh.sgid_attr = NULL;
+	}
+
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN)
+		qp->attr.rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+
+	if (new != cur) {
+		spin_lock_irqsave(&qp->state_lock, flags);
+		qp->state = new;
+		qp->attr.qp_state = new;
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		ibdev_dbg(ibqp->device, "qp %u %s -> %s\n", ibqp->qp_num,
+			  sroce_qp_state_names[cur], sroce_qp_state_names[new]);
+
+		if (new == IB_QPS_ERR) {
+			sroce_qp_flush(qp);
+		} else if (new == IB_QPS_RESET) {
+			sroce_wq_reset(&qp->sq);
+			if (!ibqp->srq)
+				sroce_wq_reset(&qp->rq);
+		} else if (new == IB_QPS_SQD && qp->attr.en_sqd_async_notify) {
+			/* Nothing is ever in flight yet: drained at once. */
+			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		}
+	}
+	err = 0;
+out:
+	mutex_unlock(&qp->state_mutex);
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+
+	mutex_lock(&qp->state_mutex);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+		sroce_av_to_attr(&qp->av, &attr->ah_attr);
+	mutex_unlock(&qp->state_mutex);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->qp_type = ibqp->qp_type;
+	init->sq_sig_type = IB_SIGNAL_REQ_WR;
+	init->port_num = 1;
+	return 0;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+
+	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	sroce_queue_cleanup(&qp->sq.queue);
+	if (!ibqp->srq)
+		sroce_queue_cleanup(&qp->rq.queue);
+	mutex_destroy(&qp->state_mutex);
+	return 0;
+}
+
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	/* No requester yet: refuse explicitly rather than queue forever. */
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/* Kernel QPs: the RQ ring is kernel-only, so its header can be trusted. */
+static int sroce_post_one_recv(struct sroce_qp *qp,
+			       const struct ib_recv_wr *wr)
+{
+	struct sroce_queue *q = &qp->rq.queue;
+	struct rxe_recv_wqe *wqe;
+	u32 prod = q->buf->producer_index;
+	u64 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->rq.max_sge)
+		return -EINVAL;
+	if (((prod + 1 - q->own) & q->index_mask) == 0)
+		return -ENOMEM;
+
+	wqe = sroce_queue_addr(q, prod);
+	wqe->wr_id = wr->wr_id;
+	for (i = 0; i < wr->num_sge; i++) {
+		wqe->dma.sge[i].addr = wr->sg_list[i].addr;
+		wqe->dma.sge[i].length = wr->sg_list[i].length;
+		wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		len += wr->sg_list[i].length;
+	}
+	if (len > U32_MAX)
+		return -EINVAL;
+	wqe->dma.length = len;
+	wqe->dma.resid = len;
+	wqe->dma.num_sge = wr->num_sge;
+	wqe->dma.cur_sge = 0;
+	wqe->dma.sge_offset = 0;
+	/* Release: the WQE is complete before the consumer can see it. */
+	smp_store_release(&q->buf->producer_index, (prod + 1) & q->index_mask);
+	return 0;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	enum ib_qp_state state;
+	unsigned long flags;
+	int err = 0;
+
+	if (ibqp->srq || qp->user) {
+		/* SRQ QPs take receives on the SRQ; user QPs via their ring. */
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->state_lock, flags);
+	state = qp->state;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (state == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_post_one_recv(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+
+	/* IBTA 10.3.1: work posted in ERR completes as flushed. */
+	if (state == IB_QPS_ERR)
+		sroce_wq_flush(qp, &qp->rq, qp->rcq, false);
+	return err;
+}

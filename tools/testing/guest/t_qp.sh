@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Queue pair objects through the rxe user ABI (pyverbs): creation with the
+# granted caps, the IBTA 10.3 state machine with per-transition attribute
+# masks, query returning what was set, refusals, and teardown.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
+ip netns add peer
+veth_pair v0 v1 peer
+ip addr add 198.18.0.1/24 dev v0
+ip -n peer addr add 198.18.0.2/24 dev v1
+rdma link add sroce0 type sroce netdev v0
+wait_for 20 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001
+
+out=$(python3 - <<'PY' 2>&1
+import pyverbs.enums as e
+from pyverbs.addr import GID, GlobalRoute, AHAttr
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+
+import sys
+def check(cond, desc):
+    print('%s - %s' % ('ok' if cond else 'not ok', desc))
+    sys.stdout.flush()
+
+def expect_errno(fn, errno, desc):
+    try:
+        fn()
+        check(False, desc + ' (accepted)')
+    except Exception as ex:
+        s = str(ex)
+        check(('rrno: %d' % errno) in s or ('returned %d' % errno) in s,
+              desc + ' (%s)' % s.splitlines()[-1][:80])
+
+ctx = Context(name='sroce0')
+dev = ctx.query_device()
+check(dev.max_qp > 0 and dev.max_qp_wr > 0, 'device advertises QPs')
+pd = PD(ctx)
+cq = CQ(ctx, 256)
+v4 = next(i for i in range(16)
+          if str(ctx.query_gid(1, i)).endswith('ffff:c612:0001'))
+
+def init_attr(qpt, wr=64, sge=4, inline=0):
+    return QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
+                      cap=QPCap(max_send_wr=wr, max_recv_wr=wr,
+                                max_send_sge=sge, max_recv_sge=sge,
+                                max_inline_data=inline))
+
+S = e.IBV_QP_STATE
+for qpt, name in ((e.IBV_QPT_RC, 'RC'), (e.IBV_QPT_UC, 'UC'),
+                  (e.IBV_QPT_UD, 'UD')):
+    qp = QP(pd, init_attr(qpt, inline=64))
+    a, ia = qp.query(e.IBV_QP_CAP)
+    check(a.cap.max_send_wr >= 64 and a.cap.max_recv_wr >= 64 and
+          a.cap.max_inline_data >= 64, name + ': granted caps >= requested')
+    check(qp.qp_num >= 16 and qp.qp_state == e.IBV_QPS_RESET,
+          name + ': QPN >= 16, starts in RESET')
+    # RESET -> RTS skips states: IBTA 10.3 forbids it.
+    bad = QPAttr(qp_state=e.IBV_QPS_RTS)
+    expect_errno(lambda: qp.modify(bad, S), 22, name + ': RESET->RTS refused')
+    # RESET -> INIT without its required attributes.
+    bad = QPAttr(qp_state=e.IBV_QPS_INIT)
+    expect_errno(lambda: qp.modify(bad, S), 22,
+                 name + ': RESET->INIT without PORT/PKEY refused')
+    a = QPAttr(qp_state=e.IBV_QPS_INIT)
+    a.pkey_index = 0
+    a.port_num = 1
+    mask = S | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT
+    if qpt == e.IBV_QPT_UD:
+        a.qkey = 0x11111111
+        mask |= e.IBV_QP_QKEY
+    else:
+        a.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE | (
+            e.IBV_ACCESS_REMOTE_READ if qpt == e.IBV_QPT_RC else 0)
+        mask |= e.IBV_QP_ACCESS_FLAGS
+    qp.modify(a, mask)
+    check(qp.qp_state == e.IBV_QPS_INIT, name + ': RESET->INIT')
+
+    a = QPAttr(qp_state=e.IBV_QPS_RTR)
+    mask = S
+    if qpt != e.IBV_QPT_UD:
+        gr = GlobalRoute(dgid=GID('0000:0000:0000:0000:0000:ffff:c612:0002'),
+                         sgid_index=v4)
+        a.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+        a.path_mtu = e.IBV_MTU_1024
+        a.dest_qp_num = 0x123456
+        a.rq_psn = 0xabcdef
+        mask |= (e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN |
+                 e.IBV_QP_RQ_PSN)
+        if qpt == e.IBV_QPT_RC:
+            a.max_dest_rd_atomic = 4
+            a.min_rnr_timer = 12
+            mask |= e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER
+        # A path MTU beyond 4096 is refused.
+        a.path_mtu = 6
+        expect_errno(lambda: qp.modify(a, mask), 22,
+                     name + ': path_mtu 8192 refused')
+        a.path_mtu = e.IBV_MTU_1024
+    qp.modify(a, mask)
+    check(qp.qp_state == e.IBV_QPS_RTR, name + ': INIT->RTR')
+
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn = 0x1234
+    mask = S | e.IBV_QP_SQ_PSN
+    if qpt == e.IBV_QPT_RC:
+        a.timeout = 14
+        a.retry_cnt = 7
+        a.rnr_retry = 7
+        a.max_rd_atomic = 8
+        mask |= (e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+                 e.IBV_QP_MAX_QP_RD_ATOMIC)
+    qp.modify(a, mask)
+    check(qp.qp_state == e.IBV_QPS_RTS, name + ': RTR->RTS')
+
+    q, _ = qp.query(0x1fffff)
+    check(q.qp_state == e.IBV_QPS_RTS and q.sq_psn == 0x1234,
+          name + ': query returns state and sq_psn')
+    if qpt != e.IBV_QPT_UD:
+        check(q.dest_qp_num == 0x123456 and q.rq_psn == 0xabcdef and
+              q.path_mtu == e.IBV_MTU_1024 and
+              str(q.ah_attr.dgid).endswith('ffff:c612:0002'),
+              name + ': query returns dest_qp_num, rq_psn, path_mtu, AV')
+    else:
+        check(q.qkey == 0x11111111, name + ': query returns qkey')
+    if qpt == e.IBV_QPT_RC:
+        check(q.timeout == 14 and q.retry_cnt == 7 and q.rnr_retry == 7 and
+              q.max_rd_atomic == 8 and q.max_dest_rd_atomic == 4 and
+              q.min_rnr_timer == 12, name + ': query returns RC timers')
+
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_SQD), S)
+    check(qp.qp_state == e.IBV_QPS_SQD, name + ': RTS->SQD')
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_RTS), S)
+    check(qp.qp_state == e.IBV_QPS_RTS, name + ': SQD->RTS')
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), S)
+    check(qp.qp_state == e.IBV_QPS_ERR, name + ': RTS->ERR')
+    qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), S)
+    check(qp.qp_state == e.IBV_QPS_RESET, name + ': ERR->RESET')
+    qp.close()
+
+# Receives posted to a user QP's ring are flushed to the user CQ ring when
+# the QP enters ERR (IBTA 10.3.1): the rxe ABI rings end to end.
+from pyverbs.mr import MR
+from pyverbs.wr import RecvWR, SGE
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+qp = QP(pd, init_attr(e.IBV_QPT_RC))
+a = QPAttr(qp_state=e.IBV_QPS_INIT)
+a.pkey_index = 0
+a.port_num = 1
+a.qp_access_flags = 0
+qp.modify(a, S | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+for i in range(5):
+    qp.post_recv(RecvWR(wr_id=100 + i, num_sge=1,
+                        sg=[SGE(mr.buf, 512, mr.lkey)]))
+n, wcs = cq.poll(8)
+check(n == 0, 'no completion before the QP errs')
+qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), S)
+n, wcs = cq.poll(8)
+check(n == 5 and [w.wr_id for w in wcs] == list(range(100, 105)) and
+      all(w.status == e.IBV_WC_WR_FLUSH_ERR and w.qp_num == qp.qp_num
+          for w in wcs),
+      'ERR flushes the 5 posted receives, in order, with WR_FLUSH_ERR')
+qp.close()
+mr.close()
+
+expect_errno(lambda: QP(pd, init_attr(e.IBV_QPT_RC, wr=dev.max_qp_wr + 1)),
+             22, 'max_send_wr beyond the device limit -> EINVAL')
+expect_errno(lambda: QP(pd, init_attr(e.IBV_QPT_RC, sge=dev.max_sge + 1)),
+             22, 'max_sge beyond the device limit -> EINVAL')
+expect_errno(lambda: QP(pd, init_attr(e.IBV_QPT_RC, inline=100000)),
+             22, 'inline beyond the device limit -> EINVAL')
+
+qps = [QP(pd, init_attr(e.IBV_QPT_RC)) for _ in range(100)]
+check(len({q.qp_num for q in qps}) == 100, '100 QPs, distinct QPNs')
+for q in qps:
+    q.close()
+cq.close()
+pd.close()
+ctx.close()
+print('qp done')
+PY
+)
+while read -r line; do
+	case "$line" in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	*) diag "$line" ;;
+	esac
+done <<<"$out"
+check "pyverbs QP script ran to the end" grep -q 'qp done' <<<"$out"
+
+rdma link delete sroce0
+check "module unloads after QP use" sroce_unload
+ip netns del peer
+tap_done
