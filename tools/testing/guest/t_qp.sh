@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Queue pair objects through the rxe user ABI (pyverbs): creation with the
-# granted caps, the IBTA 10.3 state machine with per-transition attribute
+# Queue pair and SRQ objects through the rxe user ABI (pyverbs): creation
+# with the granted caps, the IBTA 10.3 state machine with per-transition attribute
 # masks, query returning what was set, refusals, and teardown.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -166,6 +166,28 @@ check(n == 5 and [w.wr_id for w in wcs] == list(range(100, 105)) and
       'ERR flushes the 5 posted receives, in order, with WR_FLUSH_ERR')
 qp.close()
 mr.close()
+
+# Shared receive queues: create, query, arm the limit, QPs on an SRQ.
+from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=100, max_sge=2)))
+sa = srq.query()
+check(sa.max_wr >= 100 and sa.max_sge == 2 and sa.srq_limit == 0,
+      'SRQ created with the granted size')
+srq.modify(SrqAttr(srq_limit=10), e.IBV_SRQ_LIMIT)
+check(srq.query().srq_limit == 10, 'SRQ limit armed and queried back')
+expect_errno(lambda: srq.modify(SrqAttr(srq_limit=100000), e.IBV_SRQ_LIMIT),
+             22, 'SRQ limit beyond its size -> EINVAL')
+for i in range(20):
+    srq.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(0, 0, 0)]))
+ia = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=srq,
+                cap=QPCap(max_send_wr=8, max_send_sge=1))
+srq_qps = [QP(pd, ia) for _ in range(4)]
+check(len(srq_qps) == 4, 'four RC QPs share one SRQ')
+for q in srq_qps:
+    q.close()
+srq.close()
+expect_errno(lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=dev.max_srq_wr + 1))),
+             22, 'SRQ beyond max_srq_wr -> EINVAL')
 
 expect_errno(lambda: QP(pd, init_attr(e.IBV_QPT_RC, wr=dev.max_qp_wr + 1)),
              22, 'max_send_wr beyond the device limit -> EINVAL')

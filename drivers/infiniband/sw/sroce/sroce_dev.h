@@ -12,6 +12,7 @@
 #define SROCE_DEV_H
 
 #include <linux/netdevice.h>
+#include <linux/idr.h>
 #include <linux/percpu.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -46,6 +47,7 @@ struct sroce_dev {
 	/* QPs by number (sroce_qp.c); RCU readers on the receive path. */
 	struct xarray qp_xa;
 	u32 qp_next;
+	struct ida srq_ida;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

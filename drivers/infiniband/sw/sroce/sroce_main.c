@@ -128,13 +128,15 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
-	/* ib_core destroyed every MR, AH and QP before calling us. */
+	/* ib_core destroyed every MR, AH, QP and SRQ before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
+	WARN_ON(!ida_is_empty(&sdev->srq_ida));
+	ida_destroy(&sdev->srq_ida);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {
@@ -215,6 +217,7 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	ida_init(&sdev->srq_ida);
 
 	/* From here on ib_dealloc_device() cleans up via dealloc_driver. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);

@@ -411,17 +411,24 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-/* Kernel QPs: the RQ ring is kernel-only, so its header can be trusted. */
-static int sroce_post_one_recv(struct sroce_qp *qp,
-			       const struct ib_recv_wr *wr)
+/**
+ * sroce_wq_post_recv() - queue one receive WR on a kernel RQ or SRQ ring
+ * @wq: the queue, its lock held
+ * @wr: the work request
+ *
+ * Kernel rings are not mapped anywhere, so their header can be trusted.
+ *
+ * Return: 0, -EINVAL (too many SGEs or bytes) or -ENOMEM (ring full).
+ */
+int sroce_wq_post_recv(struct sroce_wq *wq, const struct ib_recv_wr *wr)
 {
-	struct sroce_queue *q = &qp->rq.queue;
+	struct sroce_queue *q = &wq->queue;
 	struct rxe_recv_wqe *wqe;
 	u32 prod = q->buf->producer_index;
 	u64 len = 0;
 	int i;
 
-	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->rq.max_sge)
+	if (wr->num_sge < 0 || (u32)wr->num_sge > wq->max_sge)
 		return -EINVAL;
 	if (((prod + 1 - q->own) & q->index_mask) == 0)
 		return -ENOMEM;
@@ -469,7 +476,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	for (; wr; wr = wr->next) {
-		err = sroce_post_one_recv(qp, wr);
+		err = sroce_wq_post_recv(&qp->rq, wr);
 		if (err) {
 			*bad_wr = wr;
 			break;

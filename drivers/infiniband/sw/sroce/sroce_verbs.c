@@ -22,6 +22,7 @@
 #include "sroce_dev.h"
 #include "sroce_mr.h"
 #include "sroce_qp.h"
+#include "sroce_srq.h"
 #include "sroce_queue.h"
 #include "sroce_stats.h"
 #include "sroce_verbs.h"
@@ -60,6 +61,9 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_srq = SROCE_MAX_QP;
+	attr->max_srq_wr = SROCE_MAX_QP_WR;
+	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_PAGES;
 	attr->max_cqe = SROCE_MAX_CQE;
 	attr->local_ca_ack_delay = 15;
@@ -166,12 +170,14 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.create_user_ah		= sroce_create_ah,
 	.create_cq		= sroce_create_cq,
 	.create_qp		= sroce_create_qp,
+	.create_srq		= sroce_create_srq,
 	.dealloc_pd		= sroce_dealloc_pd,
 	.dealloc_ucontext	= sroce_dealloc_ucontext,
 	.dereg_mr		= sroce_dereg_mr,
 	.destroy_ah		= sroce_destroy_ah,
 	.destroy_cq		= sroce_destroy_cq,
 	.destroy_qp		= sroce_destroy_qp,
+	.destroy_srq		= sroce_destroy_srq,
 	.get_dma_mr		= sroce_get_dma_mr,
 	.get_hw_stats		= sroce_get_hw_stats,
 	.get_link_layer		= sroce_get_link_layer,
@@ -180,14 +186,17 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.mmap			= sroce_mmap,
 	.mmap_free		= sroce_mmap_free,
 	.modify_qp		= sroce_modify_qp,
+	.modify_srq		= sroce_modify_srq,
 	.peek_cq		= sroce_peek_cq,
 	.poll_cq		= sroce_poll_cq,
 	.post_recv		= sroce_post_recv,
 	.post_send		= sroce_post_send,
+	.post_srq_recv		= sroce_post_srq_recv,
 	.query_ah		= sroce_query_ah,
 	.query_device		= sroce_query_device,
 	.query_pkey		= sroce_query_pkey,
 	.query_qp		= sroce_query_qp,
+	.query_srq		= sroce_query_srq,
 	.query_port		= sroce_query_port,
 	.reg_user_mr		= sroce_reg_user_mr,
 	.resize_cq		= sroce_resize_cq,
@@ -197,5 +206,6 @@ const struct ib_device_ops sroce_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };

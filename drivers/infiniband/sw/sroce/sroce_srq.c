@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shared receive queues.  Context: process context for the verbs;
+ * post_srq_recv in any context.
+ *
+ * State of this file: receive WQEs are queued in the rxe-ABI ring; the
+ * responder that consumes them (and raises IB_EVENT_SRQ_LIMIT_REACHED when
+ * the armed limit is crossed) is part of the data path, not yet written.
+ * Resizing (IB_SRQ_MAX_WR) is refused with -EOPNOTSUPP.
+ */
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce_dev.h"
+#include "sroce_srq.h"
+#include "sroce_verbs.h"
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibsrq->device);
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	struct rxe_create_srq_resp resp = {};
+	struct ib_srq_attr *attr = &init->attr;
+	struct ib_ucontext *uctx = NULL;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!attr->max_wr || attr->max_wr > SROCE_MAX_QP_WR ||
+	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	if (udata) {
+		if (udata->outlen < sizeof(resp))
+			return -EINVAL;
+		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						  ibuc)->ibuc;
+	}
+
+	srq->srq_num = ida_alloc(&sdev->srq_ida, GFP_KERNEL);
+	if (srq->srq_num < 0)
+		return srq->srq_num;
+
+	spin_lock_init(&srq->rq.lock);
+	srq->rq.max_sge = attr->max_sge;
+	srq->user = !!udata;
+	err = sroce_queue_init(&srq->rq.queue, attr->max_wr,
+			       sizeof(struct rxe_recv_wqe) +
+			       attr->max_sge * sizeof(struct rxe_sge),
+			       SROCE_QUEUE_KERNEL_CONSUMES, uctx, &resp.mi);
+	if (err)
+		goto err_ida;
+	srq->rq.max_wr = sroce_queue_capacity(&srq->rq.queue);
+	srq->limit = attr->srq_limit;
+
+	if (udata) {
+		resp.srq_num = srq->srq_num;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_queue;
+	}
+	attr->max_wr = srq->rq.max_wr;
+	return 0;
+
+err_queue:
+	sroce_queue_cleanup(&srq->rq.queue);
+err_ida:
+	ida_free(&sdev->srq_ida, srq->srq_num);
+	return err;
+}
+
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	unsigned long flags;
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->rq.max_wr)
+			return -EINVAL;
+		spin_lock_irqsave(&srq->rq.lock, flags);
+		srq->limit = attr->srq_limit;
+		spin_unlock_irqrestore(&srq->rq.lock, flags);
+	}
+	return 0;
+}
+
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+
+	attr->max_wr = srq->rq.max_wr;
+	attr->max_sge = srq->rq.max_sge;
+	attr->srq_limit = READ_ONCE(srq->limit);
+	return 0;
+}
+
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+
+	sroce_queue_cleanup(&srq->rq.queue);
+	ida_free(&to_sroce_dev(ibsrq->device)->srq_ida, srq->srq_num);
+	return 0;
+}
+
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_sroce_srq(ibsrq);
+	unsigned long flags;
+	int err = 0;
+
+	if (srq->user) {
+		*bad_wr = wr;
+		return -EINVAL;	/* user SRQs are posted through their ring */
+	}
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	for (; wr; wr = wr->next) {
+		err = sroce_wq_post_recv(&srq->rq, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+	return err;
+}
