@@ -113,8 +113,9 @@ static enum sroce_verdict sroce_rx_icrc(struct sk_buff *skb, const u8 *udp,
  * @off: offset of the BTH in @skb; @len: bytes from there, ICRC included
  *
  * Validation in the order that costs least for garbage: headers (portable
- * core), then the ICRC over the whole packet.  Until QPs exist every valid
- * packet is dropped as addressed to a non-existent QP.
+ * core), then the ICRC over the whole packet, then the destination QP.
+ * The responder and completer are not written yet: a valid packet for an
+ * existing QP is dropped and counted as unsupported.
  */
 static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		     unsigned int off, unsigned int len)
@@ -138,7 +139,12 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
 		return;
 	}
-	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
+	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */
+	if (!xa_load(&sdev->qp_xa, pkt.bth.dqpn)) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
+		return;
+	}
+	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
 }
 
 /*

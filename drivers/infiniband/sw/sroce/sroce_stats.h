@@ -21,6 +21,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_BAD_IP,	/* IP header unusable (e.g. IPv6 ext hdrs) */
 	SROCE_CNT_RX_DROP_BAD_ICRC,	/* ICRC mismatch (corruption) */
 	SROCE_CNT_RX_DROP_NO_QP,	/* no QP with the BTH DestQP */
+	SROCE_CNT_RX_DROP_UNSUPPORTED,	/* valid, but no handler for it yet */
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_BYTES,
 	SROCE_NUM_COUNTERS,
