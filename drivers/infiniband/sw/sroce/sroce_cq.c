@@ -35,19 +35,16 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct ib_udata *udata = sroce_cq_udata();
 	struct sroce_cq *cq = to_sroce_cq(ibcq);
 	struct rxe_create_cq_resp resp = {};
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	int err;
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SROCE_MAX_CQE)
 		return -EINVAL;
-	if (udata) {
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
+	if (err)
+		return err;
 
 	spin_lock_init(&cq->lock);
 	tasklet_setup(&cq->comp_tasklet, sroce_cq_comp_tasklet);
@@ -86,7 +83,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_sroce_cq(ibcq);
 	struct rxe_resize_cq_resp resp = {};
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	struct sroce_queue nq, old;
 	unsigned long flags;
 	u32 n, i, peer;
@@ -94,12 +91,9 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SROCE_MAX_CQE)
 		return -EINVAL;
-	if (udata) {
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
+	if (err)
+		return err;
 	err = sroce_queue_init(&nq, cqe, sroce_cqe_size(cq->user),
 			       SROCE_QUEUE_KERNEL_PRODUCES, uctx, &resp.mi);
 	if (err)

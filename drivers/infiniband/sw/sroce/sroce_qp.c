@@ -74,7 +74,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct rxe_create_qp_resp resp = {};
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	struct ib_qp_cap *cap = &init->cap;
 	u32 qpn;
 	int err;
@@ -96,12 +96,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_check_cap(init);
 	if (err)
 		return err;
-	if (udata) {
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
+	if (err)
+		return err;
 
 	mutex_init(&qp->state_mutex);
 	spin_lock_init(&qp->state_lock);

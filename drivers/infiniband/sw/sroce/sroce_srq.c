@@ -21,7 +21,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 	struct rxe_create_srq_resp resp = {};
 	struct ib_srq_attr *attr = &init->attr;
-	struct ib_ucontext *uctx = NULL;
+	struct ib_ucontext *uctx;
 	int err;
 
 	if (init->srq_type != IB_SRQT_BASIC)
@@ -29,12 +29,9 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_QP_WR ||
 	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
 		return -EINVAL;
-	if (udata) {
-		if (udata->outlen < sizeof(resp))
-			return -EINVAL;
-		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-						  ibuc)->ibuc;
-	}
+	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
+	if (err)
+		return err;
 
 	srq->srq_num = ida_alloc(&sdev->srq_ida, GFP_KERNEL);
 	if (srq->srq_num < 0)

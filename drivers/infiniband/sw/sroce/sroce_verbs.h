@@ -6,6 +6,7 @@
 #define SROCE_VERBS_H
 
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 struct sroce_dev;
 
@@ -16,6 +17,28 @@ struct sroce_ucontext {
 struct sroce_pd {
 	struct ib_pd ibpd;
 };
+
+/**
+ * sroce_udata_uctx() - user context for a verb whose rxe-ABI response
+ * carries ring mmap info
+ * @udata: the verb's udata, NULL for kernel callers
+ * @resp_len: size of the response the verb will copy out
+ * @uctx: set to the user context, or NULL for kernel callers
+ *
+ * Return: 0, or -EINVAL when the caller's response buffer is too small.
+ */
+static inline int sroce_udata_uctx(struct ib_udata *udata, size_t resp_len,
+				   struct ib_ucontext **uctx)
+{
+	*uctx = NULL;
+	if (!udata)
+		return 0;
+	if (udata->outlen < resp_len)
+		return -EINVAL;
+	*uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					   ibuc)->ibuc;
+	return 0;
+}
 
 extern const struct ib_device_ops sroce_verbs_ops;
 
