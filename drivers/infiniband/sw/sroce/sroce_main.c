@@ -239,9 +239,11 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev->ibdev.local_dma_lkey = 0;
 	/*
 	 * Legacy write() commands ib_core only enables on request.  The rxe
-	 * provider arms CQ notification through the kernel.
+	 * provider arms CQ notification through the kernel and rings the send
+	 * doorbell with an empty POST_SEND.
 	 */
-	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				       BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	/* Parent = the NIC, so sysfs device/net/ names the netdev. */
 	sdev->ibdev.dev.parent = ndev->dev.parent;
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));

@@ -7,6 +7,7 @@
  * consumer-owned "key" part a fast registration may change).  lkey and rkey
  * are the same value.  The index lives in the device's mr_xa.
  */
+#include <linux/highmem.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -78,6 +79,7 @@ static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 	/* Wait for data-path users, then release what they touched. */
 	if (!refcount_dec_and_test(&mr->mem.ref))
 		wait_for_completion(&mr->mem.released);
+	kvfree(mr->mem.upages);
 	if (mr->mem.umem)
 		ib_umem_release(mr->mem.umem);
 	kfree(mr->mem.pages);
@@ -99,6 +101,24 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->mem.length = U64_MAX;
 	sroce_mr_publish(to_sroce_dev(ibpd->device), mr);
 	return &mr->ibmr;
+}
+
+static int sroce_mem_collect_pages(struct sroce_mem *mem)
+{
+	struct sg_page_iter it;
+	u32 i = 0;
+
+	mem->nupages = ib_umem_num_pages(mem->umem);
+	mem->upages = kvcalloc(mem->nupages, sizeof(*mem->upages), GFP_KERNEL);
+	if (!mem->upages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mem->umem->sgt_append.sgt, &it, 0) {
+		if (i == mem->nupages)
+			break;
+		mem->upages[i++] = sg_page_iter_page(&it);
+	}
+	mem->nupages = i;
+	return 0;
 }
 
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
@@ -125,6 +145,11 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		return ERR_CAST(mr);
 	}
 	mr->mem.umem = umem;
+	err = sroce_mem_collect_pages(&mr->mem);
+	if (err) {
+		sroce_mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
 	mr->mem.iova = iova;
 	mr->mem.length = len;
 	mr->ibmr.iova = iova;
@@ -209,4 +234,73 @@ void sroce_mem_put(struct sroce_mem *mem)
 {
 	if (refcount_dec_and_test(&mem->ref))
 		complete(&mem->released);
+}
+
+/**
+ * sroce_mem_check() - may @len bytes at @iova be accessed through @mem?
+ * @mem: memory object (from sroce_mem_get())
+ * @pd: the PD of the QP doing the access
+ * @iova: start address (peer-controlled for remote access)
+ * @len: length
+ * @access: IB_ACCESS_* bits required (0 for a local read)
+ *
+ * Return: 0, or -EACCES (rights, PD, state) / -EFAULT (bounds), which the
+ * callers turn into the IBTA completion status or NAK for their role.
+ */
+int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
+		    u64 len, int access)
+{
+	if (mem->state != SROCE_MEM_VALID || mem->pd != pd ||
+	    (mem->access & access) != access)
+		return -EACCES;
+	if (mem->type == SROCE_MEM_DMA)
+		return 0;
+	if (iova < mem->iova || len > mem->length ||
+	    iova - mem->iova > mem->length - len)
+		return -EFAULT;
+	return 0;
+}
+
+/**
+ * sroce_mem_copy() - copy between a kernel buffer and registered memory
+ * @mem: memory object; the range must have passed sroce_mem_check()
+ * @iova: start address within @mem
+ * @buf: kernel buffer
+ * @len: bytes
+ * @dir: direction
+ */
+void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
+		    enum sroce_copy_dir dir)
+{
+	u64 off;
+	u32 n;
+	void *va;
+
+	if (mem->type == SROCE_MEM_DMA) {
+		/* ib_uses_virt_dma(): "DMA" addresses are kernel virtual. */
+		va = (void *)(uintptr_t)iova;
+		if (dir == SROCE_TO_MEM)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return;
+	}
+	if (mem->type != SROCE_MEM_USER)
+		return;
+
+	off = iova - mem->iova + ib_umem_offset(mem->umem);
+	while (len) {
+		if ((off >> PAGE_SHIFT) >= mem->nupages)
+			return;	/* cannot happen after sroce_mem_check() */
+		n = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
+		va = kmap_local_page(mem->upages[off >> PAGE_SHIFT]);
+		if (dir == SROCE_TO_MEM)
+			memcpy(va + (off & ~PAGE_MASK), buf, n);
+		else
+			memcpy(buf, va + (off & ~PAGE_MASK), n);
+		kunmap_local(va);
+		buf += n;
+		off += n;
+		len -= n;
+	}
 }

@@ -39,6 +39,9 @@ struct sroce_mem {
 	u64 iova;
 	u64 length;
 	struct ib_umem *umem;
+	/* SROCE_MEM_USER: the pinned pages, in order, for byte copies. */
+	struct page **upages;
+	u32 nupages;
 	/* SROCE_MEM_FAST: page addresses (kernel virtual, ib_uses_virt_dma) */
 	u64 *pages;
 	u32 npages;
@@ -71,5 +74,15 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key);
 void sroce_mem_put(struct sroce_mem *mem);
+
+enum sroce_copy_dir {
+	SROCE_TO_MEM,		/* buffer -> registered memory */
+	SROCE_FROM_MEM,		/* registered memory -> buffer */
+};
+
+int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
+		    u64 len, int access);
+void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
+		    enum sroce_copy_dir dir);
 
 #endif /* SROCE_MR_H */

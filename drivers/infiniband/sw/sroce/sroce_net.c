@@ -25,6 +25,8 @@
 #include "sroce/sroce_wire.h"
 #include "sroce_dev.h"
 #include "sroce_net.h"
+#include "sroce_qp.h"
+#include "sroce_resp.h"
 #include "sroce_stats.h"
 
 static unsigned int sroce_net_id __read_mostly;
@@ -114,8 +116,7 @@ static enum sroce_verdict sroce_rx_icrc(struct sk_buff *skb, const u8 *udp,
  *
  * Validation in the order that costs least for garbage: headers (portable
  * core), then the ICRC over the whole packet, then the destination QP.
- * The responder and completer are not written yet: a valid packet for an
- * existing QP is dropped and counted as unsupported.
+ * Then the responder takes it (UD today; RC/UC are counted unsupported).
  */
 static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		     unsigned int off, unsigned int len)
@@ -125,6 +126,7 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	unsigned int copy = min_t(unsigned int, len, SROCE_RX_HDR_COPY);
 	struct sroce_pkt pkt;
 	enum sroce_verdict v;
+	struct sroce_qp *qp;
 	const u8 *udp;
 
 	sroce_count(sdev->stats, SROCE_CNT_RX_PACKETS, 1);
@@ -140,11 +142,12 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		return;
 	}
 	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */
-	if (!xa_load(&sdev->qp_xa, pkt.bth.dqpn)) {
+	qp = xa_load(&sdev->qp_xa, pkt.bth.dqpn);
+	if (!qp) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
 		return;
 	}
-	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+	sroce_resp_rx(qp, skb, &pkt, off + pkt.hdr_len);
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_qp.h"
+#include "sroce_tx.h"
 #include "sroce_verbs.h"
 
 static const char *const sroce_qp_state_names[] = {
@@ -104,6 +105,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->state_lock);
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_sroce_cq(init->send_cq);
 	qp->rcq = to_sroce_cq(init->recv_cq);
 
@@ -393,6 +395,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	/* The receive softirq finds QPs under RCU: let it finish with us. */
+	synchronize_net();
 	sroce_queue_cleanup(&qp->sq.queue);
 	if (!ibqp->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
@@ -403,9 +407,21 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
-	/* No requester yet: refuse explicitly rather than queue forever. */
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct sroce_qp *qp = to_sroce_qp(ibqp);
+
+	/*
+	 * User QPs ring the doorbell with no WRs: their WQEs are in the ring.
+	 * Kernel QPs would be copied into it here; that path is not written
+	 * yet, so refuse explicitly rather than queue forever.
+	 */
+	if (!qp->user) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_RESET)
+		return -EINVAL;
+	sroce_req_run(qp);
+	return 0;
 }
 
 /**

@@ -39,6 +39,7 @@ struct sroce_qp {
 	spinlock_t state_lock;
 	enum ib_qp_state state;
 	bool user;
+	bool sq_sig_all;
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;

@@ -19,6 +19,10 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RX_DROP_BAD_ICRC].name	= "rx_drop_bad_icrc",
 	[SROCE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
 	[SROCE_CNT_RX_DROP_UNSUPPORTED].name	= "rx_drop_unsupported",
+	[SROCE_CNT_RX_DROP_QP_STATE].name	= "rx_drop_qp_state",
+	[SROCE_CNT_RX_DROP_QKEY].name		= "rx_drop_qkey",
+	[SROCE_CNT_RX_DROP_NO_RECV].name	= "rx_drop_no_recv",
+	[SROCE_CNT_RX_DELIVERED].name		= "rx_delivered",
 	[SROCE_CNT_TX_PACKETS].name		= "tx_packets",
 	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
 };

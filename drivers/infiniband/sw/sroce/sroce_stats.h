@@ -22,6 +22,10 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_BAD_ICRC,	/* ICRC mismatch (corruption) */
 	SROCE_CNT_RX_DROP_NO_QP,	/* no QP with the BTH DestQP */
 	SROCE_CNT_RX_DROP_UNSUPPORTED,	/* valid, but no handler for it yet */
+	SROCE_CNT_RX_DROP_QP_STATE,	/* QP not in a state that receives */
+	SROCE_CNT_RX_DROP_QKEY,		/* UD Q_Key violation */
+	SROCE_CNT_RX_DROP_NO_RECV,	/* UD: no receive WQE posted */
+	SROCE_CNT_RX_DELIVERED,		/* messages completed to a receive WQE */
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_BYTES,
 	SROCE_NUM_COUNTERS,

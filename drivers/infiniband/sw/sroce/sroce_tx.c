@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Requester (IBTA 9.7 requester side) and RoCEv2 transmission.
+ *
+ * Context: sroce_req_run() runs in process context, from the post_send
+ * doorbell, serialized per QP by the SQ lock; sroce_xmit() may run in any
+ * context.
+ *
+ * State of this file: UD SEND (and SEND with immediate) over IPv4.  RC and
+ * UC, IPv6 and the kernel post_send path are not written yet.
+ *
+ * Trust model: user WQEs are copied out of the ring once and only the copy
+ * is used; every lkey, length and SGE count is checked before use.
+ */
+#include <linux/crc32.h>
+#include <linux/hash.h>
+#include <linux/ip.h>
+#include <linux/slab.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+#include "sroce/sroce_hdr.h"
+#include "sroce/sroce_icrc.h"
+#include "sroce/sroce_opcode.h"
+#include "sroce/sroce_wire.h"
+#include "sroce_av.h"
+#include "sroce_cq.h"
+#include "sroce_dev.h"
+#include "sroce_mr.h"
+#include "sroce_net.h"
+#include "sroce_qp.h"
+#include "sroce_tx.h"
+
+static u32 sroce_tx_crc32(u32 crc, const u8 *buf, size_t len)
+{
+	return crc32_le(crc, buf, len);
+}
+
+/**
+ * sroce_xmit() - send one RoCEv2 packet
+ * @sdev: device
+ * @av: destination (IPv4 only for now)
+ * @sport: UDP source port (per-QP flow entropy)
+ * @ib: IB headers, payload and pad, without ICRC
+ * @ib_len: their length
+ *
+ * Builds UDP and IPv4 headers itself (as the ICRC covers the IP ID, which
+ * must be final before the ICRC is computed) and hands the packet to the
+ * IP layer for routing and neighbour resolution.
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
+	       const u8 *ib, u32 ib_len)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct sroce_icrc_ctx ctx;
+	struct flowi4 fl = {
+		.flowi4_oif	= sdev->ndev->ifindex,
+		.daddr		= av->daddr.v4.s_addr,
+		.saddr		= av->saddr.v4.s_addr,
+		.flowi4_proto	= IPPROTO_UDP,
+	};
+	struct sk_buff *skb;
+	struct udphdr *uh;
+	struct iphdr *iph;
+	struct rtable *rt;
+	unsigned int hlen;
+
+	if (av->network_type != RDMA_NETWORK_IPV4 || !sdev->snet->sock4)
+		return -EAFNOSUPPORT;
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+
+	hlen = LL_RESERVED_SPACE(rt->dst.dev) + sizeof(*iph) + sizeof(*uh);
+	skb = alloc_skb(hlen + ib_len + SROCE_ICRC_BYTES, GFP_ATOMIC);
+	if (!skb) {
+		ip_rt_put(rt);
+		return -ENOMEM;
+	}
+	skb_reserve(skb, hlen);
+	skb_put_data(skb, ib, ib_len);
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(SROCE_UDP_DPORT);
+	uh->len = htons(sizeof(*uh) + ib_len + SROCE_ICRC_BYTES);
+	uh->check = 0;	/* Annex A17.3.2: no UDP checksum over IPv4 */
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(sizeof(*iph) + sizeof(*uh) + ib_len +
+			     SROCE_ICRC_BYTES);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->hop_limit ?: 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl.saddr;
+	iph->daddr = fl.daddr;
+	__ip_select_ident(net, iph, 1);
+	ip_send_check(iph);
+
+	if (sroce_icrc_start(&ctx, sroce_tx_crc32, (const u8 *)iph,
+			     sizeof(*iph), (const u8 *)uh,
+			     sizeof(*uh) + ib_len) != SROCE_OK) {
+		kfree_skb(skb);
+		ip_rt_put(rt);
+		return -EINVAL;
+	}
+	sroce_icrc_put(skb_put(skb, SROCE_ICRC_BYTES), sroce_icrc_final(&ctx));
+
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, &rt->dst);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
+	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, ib_len + SROCE_ICRC_BYTES);
+	return ip_local_out(net, sdev->snet->sock4->sk, skb);
+}
+
+/* UDP source port from the QP number: stable per QP, spread for ECMP. */
+static u16 sroce_qp_sport(const struct sroce_qp *qp)
+{
+	return 0xc000 | (hash_32(qp->ibqp.qp_num, 14));
+}
+
+static void sroce_req_complete(struct sroce_qp *qp, u64 wr_id,
+			       enum ib_wc_status status, u32 len,
+			       bool signaled)
+{
+	struct ib_wc wc = {
+		.wr_id		= wr_id,
+		.status		= status,
+		.opcode		= IB_WC_SEND,
+		.byte_len	= len,
+		.qp		= &qp->ibqp,
+		.port_num	= 1,
+	};
+
+	/* Errors always complete (IBTA 10.7.2.1); successes if signaled. */
+	if (signaled || status != IB_WC_SUCCESS)
+		sroce_cq_post(qp->scq, &wc, false);
+}
+
+/*
+ * Gather @len bytes described by @sge into @buf.  Return an IBTA completion
+ * status.
+ */
+static enum ib_wc_status sroce_gather(struct sroce_qp *qp,
+				      const struct rxe_sge *sge, u32 num_sge,
+				      u8 *buf)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_mem *mem;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++) {
+		if (!sge[i].length)
+			continue;
+		mem = sroce_mem_get(sdev, sge[i].lkey);
+		if (!mem)
+			return IB_WC_LOC_PROT_ERR;
+		if (sroce_mem_check(mem, qp->ibqp.pd, sge[i].addr,
+				    sge[i].length, 0)) {
+			sroce_mem_put(mem);
+			return IB_WC_LOC_PROT_ERR;
+		}
+		sroce_mem_copy(mem, sge[i].addr, buf, sge[i].length,
+			       SROCE_FROM_MEM);
+		sroce_mem_put(mem);
+		buf += sge[i].length;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* One UD SEND from a copied WQE; returns the completion status. */
+static enum ib_wc_status sroce_req_ud_send(struct sroce_qp *qp,
+					   const struct rxe_send_wqe *wqe,
+					   const void *dma_data)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	u32 mtu = sroce_path_mtu(READ_ONCE(sdev->ndev->mtu));
+	bool imm = wqe->wr.opcode == IB_WR_SEND_WITH_IMM;
+	const struct rxe_sge *sge = dma_data;
+	struct sroce_pkt pkt = {};
+	enum ib_wc_status st;
+	struct sroce_av av, *avp;
+	u32 len = 0, i, num_sge = wqe->dma.num_sge;
+	int hdr, err;
+	u8 *buf;
+
+	if (wqe->wr.opcode != IB_WR_SEND && !imm)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (wqe->wr.send_flags & IB_SEND_INLINE) {
+		len = wqe->dma.length;
+		if (len > qp->sq.max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		num_sge = 0;
+	} else {
+		if (num_sge > qp->sq.max_sge)
+			return IB_WC_LOC_LEN_ERR;
+		for (i = 0; i < num_sge; i++)
+			len += sge[i].length;
+	}
+	if (len > mtu)
+		return IB_WC_LOC_LEN_ERR;	/* UD messages fit one packet */
+
+	rcu_read_lock();
+	avp = xa_load(&sdev->ah_xa, wqe->wr.wr.ud.ah_num);
+	if (avp)
+		av = *avp;
+	rcu_read_unlock();
+	if (!avp)
+		return IB_WC_LOC_QP_OP_ERR;
+
+	pkt.bth.opcode = imm ? 0x65 : 0x64;	/* UD SEND ONLY (w/ IMM) */
+	pkt.bth.se = wqe->wr.send_flags & IB_SEND_SOLICITED;
+	pkt.bth.pkey = 0xffff;
+	pkt.bth.dqpn = wqe->wr.wr.ud.remote_qpn & 0xffffff;
+	pkt.bth.psn = qp->attr.sq_psn;
+	qp->attr.sq_psn = (qp->attr.sq_psn + 1) & 0xffffff;
+	/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's". */
+	pkt.deth.qkey = (wqe->wr.wr.ud.remote_qkey & 0x80000000) ?
+			qp->attr.qkey : wqe->wr.wr.ud.remote_qkey;
+	pkt.deth.sqpn = qp->ibqp.qp_num;
+	pkt.imm = be32_to_cpu(wqe->wr.ex.imm_data);
+	pkt.info = sroce_opcode_info(pkt.bth.opcode);
+	pkt.payload_len = len;
+
+	buf = kmalloc(SROCE_BTH_BYTES + 64 + len + 3, GFP_KERNEL);
+	if (!buf)
+		return IB_WC_LOC_QP_OP_ERR;
+	hdr = sroce_pkt_build_hdrs(buf, SROCE_BTH_BYTES + 64, &pkt);
+	if (hdr < 0) {
+		kfree(buf);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (num_sge) {
+		st = sroce_gather(qp, sge, num_sge, buf + hdr);
+		if (st != IB_WC_SUCCESS) {
+			kfree(buf);
+			return st;
+		}
+	} else {
+		memcpy(buf + hdr, dma_data, len);
+	}
+	memset(buf + hdr + len, 0, sroce_pad_for(len));
+	err = sroce_xmit(sdev, &av, sroce_qp_sport(qp), buf,
+			 hdr + len + sroce_pad_for(len));
+	kfree(buf);
+	/* UD is unreliable: a packet lost at the IP layer still completes. */
+	if (err == -EAFNOSUPPORT || err == -ENETUNREACH || err == -EHOSTUNREACH)
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_req_run() - process the send queue of @qp
+ * @qp: queue pair
+ *
+ * Called on the post_send doorbell.  In RTS, sends; in ERR, flushes; in
+ * any other state the WQEs wait.
+ */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	size_t esz = q->elem_size;
+	struct rxe_send_wqe *wqe;
+	enum ib_wc_status st;
+	unsigned long flags;
+	int budget = 1024;
+
+	wqe = kmalloc(esz, GFP_KERNEL);
+	if (!wqe)
+		return;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	while (budget-- && READ_ONCE(qp->state) == IB_QPS_RTS &&
+	       !sroce_queue_empty(q)) {
+		/* The one copy out of the (user-writable) ring. */
+		memcpy(wqe, sroce_queue_consumer_addr(q), esz);
+		sroce_queue_advance_consumer(q);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+
+		if (qp->ibqp.qp_type == IB_QPT_UD)
+			st = sroce_req_ud_send(qp, wqe, wqe->dma.sge);
+		else
+			st = IB_WC_LOC_QP_OP_ERR;	/* RC/UC: not yet */
+		sroce_req_complete(qp, wqe->wr.wr_id, st, wqe->dma.length,
+				   qp->sq_sig_all ||
+				   (wqe->wr.send_flags & IB_SEND_SIGNALED));
+
+		spin_lock_irqsave(&qp->sq.lock, flags);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	kfree(wqe);
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# UD data path between two sroce devices in two network namespaces linked
+# by a veth pair: the distro's ibv_ud_pingpong (rxe provider), with and
+# without completion events, and the counters that account for it.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
+ip netns add na
+ip netns add nb
+ip link add name va type veth peer name vb
+ip link set va netns na
+ip link set vb netns nb
+ip -n na link set va up
+ip -n nb link set vb up
+ip -n na addr add 198.18.0.1/24 dev va
+ip -n nb addr add 198.18.0.2/24 dev vb
+ip netns exec na rdma link add sroce_a type sroce netdev va
+ip netns exec nb rdma link add sroce_b type sroce netdev vb
+wait_for 20 gid_present sroce_a 0000:0000:0000:0000:0000:ffff:c612:0001
+wait_for 20 gid_present sroce_b 0000:0000:0000:0000:0000:ffff:c612:0002
+
+gid_index() {
+	local d=/sys/class/infiniband/$1/ports/1/gids
+	basename "$(grep -lx "$2" "$d"/* | head -1)"
+}
+ga=$(gid_index sroce_a 0000:0000:0000:0000:0000:ffff:c612:0001)
+gb=$(gid_index sroce_b 0000:0000:0000:0000:0000:ffff:c612:0002)
+
+# pingpong SIZE ITERS [EXTRA...]: one server/client run; prints client output.
+pingpong() {
+	local size=$1 iters=$2 srv out rc
+	shift 2
+	ip netns exec nb timeout 120 ibv_ud_pingpong -d sroce_b -g "$gb" \
+		-s "$size" -n "$iters" "$@" >/tmp/srv.log 2>&1 &
+	srv=$!
+	# The server listens on TCP 18515 for the QP exchange.
+	wait_for 60 eval 'ip netns exec nb ss -ltn | grep -q ":18515 "'
+	out=$(ip netns exec na timeout 120 ibv_ud_pingpong -d sroce_a -g "$ga" \
+		-s "$size" -n "$iters" "$@" 198.18.0.2 2>&1)
+	rc=$?
+	wait "$srv"
+	local src=$?
+	echo "$out" | tail -2 | sed 's/^/# /'
+	[ $rc -eq 0 ] && [ $src -eq 0 ] &&
+		grep -q "$((size * iters * 2)) bytes in" <<<"$out"
+}
+
+stat() {
+	rdma statistic show link "$1/1" |
+		tr ' ' '\n' | awk -v k="$2" '$0 == k { getline; print; exit }'
+}
+
+b_deliv=$(stat sroce_b rx_delivered)
+check "ibv_ud_pingpong, 1024 B x 500, polling, data checked (-c)" \
+	pingpong 1024 500 -c
+check "ibv_ud_pingpong, 1024 B x 200, completion events (-e)" \
+	pingpong 1024 200 -e -c
+check "ibv_ud_pingpong, 64 B x 200, data checked" pingpong 64 200 -c
+check "ibv_ud_pingpong, 2048 B x 100 on a 4096 path (MTU 9000)" \
+	eval 'ip -n na link set va mtu 9000 && ip -n nb link set vb mtu 9000 &&
+	      pingpong 2048 100 -c'
+check "responder delivered >= 800 messages at sroce_b" \
+	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 800
+diag "sroce_b: delivered +$(($(stat sroce_b rx_delivered) - b_deliv)), no_recv $(stat sroce_b rx_drop_no_recv), qkey $(stat sroce_b rx_drop_qkey)"
+
+ip netns exec na rdma link delete sroce_a
+ip netns exec nb rdma link delete sroce_b
+check "module unloads after UD traffic" sroce_unload
+ip netns del na
+ip netns del nb
+tap_done
