@@ -17,10 +17,14 @@ ip -n na link set va up
 ip -n nb link set vb up
 ip -n na addr add 198.18.0.1/24 dev va
 ip -n nb addr add 198.18.0.2/24 dev vb
+ip -n na -6 addr add 2001:db8::1/64 dev va nodad
+ip -n nb -6 addr add 2001:db8::2/64 dev vb nodad
 ip netns exec na rdma link add sroce_a type sroce netdev va
 ip netns exec nb rdma link add sroce_b type sroce netdev vb
 wait_for 20 gid_present sroce_a 0000:0000:0000:0000:0000:ffff:c612:0001
 wait_for 20 gid_present sroce_b 0000:0000:0000:0000:0000:ffff:c612:0002
+wait_for 20 gid_present sroce_a 2001:0db8:0000:0000:0000:0000:0000:0001
+wait_for 20 gid_present sroce_b 2001:0db8:0000:0000:0000:0000:0000:0002
 
 gid_index() {
 	local d=/sys/class/infiniband/$1/ports/1/gids
@@ -30,6 +34,7 @@ ga=$(gid_index sroce_a 0000:0000:0000:0000:0000:ffff:c612:0001)
 gb=$(gid_index sroce_b 0000:0000:0000:0000:0000:ffff:c612:0002)
 
 # pingpong SIZE ITERS [EXTRA...]: one server/client run; prints client output.
+# The GID indices (and so the IP family) come from $ga and $gb.
 pingpong() {
 	local size=$1 iters=$2 srv out rc
 	shift 2
@@ -39,7 +44,7 @@ pingpong() {
 	# The server listens on TCP 18515 for the QP exchange.
 	wait_for 60 eval 'ip netns exec nb ss -ltn | grep -q ":18515 "'
 	out=$(ip netns exec na timeout 120 ibv_ud_pingpong -d sroce_a -g "$ga" \
-		-s "$size" -n "$iters" "$@" 198.18.0.2 2>&1)
+		-s "$size" -n "$iters" "$@" "${peer:-198.18.0.2}" 2>&1)
 	rc=$?
 	wait "$srv"
 	local src=$?
@@ -62,8 +67,12 @@ check "ibv_ud_pingpong, 64 B x 200, data checked" pingpong 64 200 -c
 check "ibv_ud_pingpong, 2048 B x 100 on a 4096 path (MTU 9000)" \
 	eval 'ip -n na link set va mtu 9000 && ip -n nb link set vb mtu 9000 &&
 	      pingpong 2048 100 -c'
-check "responder delivered >= 800 messages at sroce_b" \
-	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 800
+ga=$(gid_index sroce_a 2001:0db8:0000:0000:0000:0000:0000:0001)
+gb=$(gid_index sroce_b 2001:0db8:0000:0000:0000:0000:0000:0002)
+check "ibv_ud_pingpong over IPv6 GIDs, 1024 B x 200, data checked" \
+	pingpong 1024 200 -c
+check "responder delivered >= 1000 messages at sroce_b" \
+	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 1000
 diag "sroce_b: delivered +$(($(stat sroce_b rx_delivered) - b_deliv)), no_recv $(stat sroce_b rx_drop_no_recv), qkey $(stat sroce_b rx_drop_qkey)"
 
 ip netns exec na rdma link delete sroce_a

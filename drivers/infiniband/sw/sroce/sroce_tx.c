@@ -6,8 +6,8 @@
  * doorbell, serialized per QP by the SQ lock; sroce_xmit() may run in any
  * context.
  *
- * State of this file: UD SEND (and SEND with immediate) over IPv4.  RC and
- * UC, IPv6 and the kernel post_send path are not written yet.
+ * State of this file: UD SEND (and SEND with immediate) over IPv4 and
+ * IPv6.  RC and UC and the kernel post_send path are not written yet.
  *
  * Trust model: user WQEs are copied out of the ring once and only the copy
  * is used; every lkey, length and SGE count is checked before use.
@@ -17,7 +17,11 @@
 #include <linux/ip.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
+#include <linux/ipv6.h>
 #include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
 #include <net/route.h>
 
 #include "sroce/sroce_hdr.h"
@@ -37,50 +41,18 @@ static u32 sroce_tx_crc32(u32 crc, const u8 *buf, size_t len)
 	return crc32_le(crc, buf, len);
 }
 
-/**
- * sroce_xmit() - send one RoCEv2 packet
- * @sdev: device
- * @av: destination (IPv4 only for now)
- * @sport: UDP source port (per-QP flow entropy)
- * @ib: IB headers, payload and pad, without ICRC
- * @ib_len: their length
- *
- * Builds UDP and IPv4 headers itself (as the ICRC covers the IP ID, which
- * must be final before the ICRC is computed) and hands the packet to the
- * IP layer for routing and neighbour resolution.
- *
- * Return: 0 or -errno.
- */
-int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
-	       const u8 *ib, u32 ib_len)
+/* Headroom + IB part + UDP header; the IP header is the caller's. */
+static struct sk_buff *sroce_tx_skb(struct dst_entry *dst, size_t iphlen,
+				    u16 sport, const u8 *ib, u32 ib_len)
 {
-	struct net *net = dev_net(sdev->ndev);
-	struct sroce_icrc_ctx ctx;
-	struct flowi4 fl = {
-		.flowi4_oif	= sdev->ndev->ifindex,
-		.daddr		= av->daddr.v4.s_addr,
-		.saddr		= av->saddr.v4.s_addr,
-		.flowi4_proto	= IPPROTO_UDP,
-	};
 	struct sk_buff *skb;
 	struct udphdr *uh;
-	struct iphdr *iph;
-	struct rtable *rt;
-	unsigned int hlen;
 
-	if (av->network_type != RDMA_NETWORK_IPV4 || !sdev->snet->sock4)
-		return -EAFNOSUPPORT;
-	rt = ip_route_output_key(net, &fl);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
-
-	hlen = LL_RESERVED_SPACE(rt->dst.dev) + sizeof(*iph) + sizeof(*uh);
-	skb = alloc_skb(hlen + ib_len + SROCE_ICRC_BYTES, GFP_ATOMIC);
-	if (!skb) {
-		ip_rt_put(rt);
-		return -ENOMEM;
-	}
-	skb_reserve(skb, hlen);
+	skb = alloc_skb(LL_RESERVED_SPACE(dst->dev) + iphlen + sizeof(*uh) +
+			ib_len + SROCE_ICRC_BYTES, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(dst->dev) + iphlen + sizeof(*uh));
 	skb_put_data(skb, ib, ib_len);
 
 	uh = skb_push(skb, sizeof(*uh));
@@ -88,38 +60,158 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
 	uh->source = htons(sport);
 	uh->dest = htons(SROCE_UDP_DPORT);
 	uh->len = htons(sizeof(*uh) + ib_len + SROCE_ICRC_BYTES);
-	uh->check = 0;	/* Annex A17.3.2: no UDP checksum over IPv4 */
+	/*
+	 * Annex A17.3: no UDP checksum over IPv4; over IPv6 sroce's own
+	 * sockets accept zero checksums (udp_tunnel no_check6_rx), as
+	 * rdma_rxe's do.
+	 */
+	uh->check = 0;
+	return skb;
+}
+
+/* Append the ICRC over the finished IP header, UDP header and IB part. */
+static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
+{
+	struct sroce_icrc_ctx ctx;
+
+	if (sroce_icrc_start(&ctx, sroce_tx_crc32, iph, iphlen,
+			     skb_transport_header(skb),
+			     skb->len - skb_transport_offset(skb)) != SROCE_OK)
+		return -EINVAL;
+	sroce_icrc_put(skb_put(skb, SROCE_ICRC_BYTES), sroce_icrc_final(&ctx));
+	return 0;
+}
+
+static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
+		       u16 sport, const u8 *ib, u32 ib_len)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct flowi4 fl = {
+		.flowi4_oif	= sdev->ndev->ifindex,
+		.daddr		= av->daddr.v4.s_addr,
+		.saddr		= av->saddr.v4.s_addr,
+		.flowi4_proto	= IPPROTO_UDP,
+	};
+	struct sk_buff *skb;
+	struct iphdr *iph;
+	struct rtable *rt;
+	int err;
+
+	if (!sdev->snet->sock4)
+		return -EAFNOSUPPORT;
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	skb = sroce_tx_skb(&rt->dst, sizeof(*iph), sport, ib, ib_len);
+	if (!skb) {
+		ip_rt_put(rt);
+		return -ENOMEM;
+	}
 
 	iph = skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = av->traffic_class;
-	iph->tot_len = htons(sizeof(*iph) + sizeof(*uh) + ib_len +
-			     SROCE_ICRC_BYTES);
+	iph->tot_len = htons(skb->len + SROCE_ICRC_BYTES);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = av->hop_limit ?: 64;
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = fl.saddr;
 	iph->daddr = fl.daddr;
+	/* The ICRC covers the IP ID: it must be final first. */
 	__ip_select_ident(net, iph, 1);
 	ip_send_check(iph);
-
-	if (sroce_icrc_start(&ctx, sroce_tx_crc32, (const u8 *)iph,
-			     sizeof(*iph), (const u8 *)uh,
-			     sizeof(*uh) + ib_len) != SROCE_OK) {
+	skb_dst_set(skb, &rt->dst);
+	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
 		kfree_skb(skb);
-		ip_rt_put(rt);
 		return -EINVAL;
 	}
-	sroce_icrc_put(skb_put(skb, SROCE_ICRC_BYTES), sroce_icrc_final(&ctx));
-
 	skb->protocol = htons(ETH_P_IP);
-	skb_dst_set(skb, &rt->dst);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
-	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, ib_len + SROCE_ICRC_BYTES);
-	return ip_local_out(net, sdev->snet->sock4->sk, skb);
+	/* net_xmit_eval() evaluates its argument twice: call first. */
+	err = ip_local_out(net, sdev->snet->sock4->sk, skb);
+	return net_xmit_eval(err);
+}
+
+static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
+		       u16 sport, const u8 *ib, u32 ib_len)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct flowi6 fl6 = {
+		.flowi6_oif	= sdev->ndev->ifindex,
+		.daddr		= av->daddr.v6,
+		.saddr		= av->saddr.v6,
+		.flowi6_proto	= IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+	struct sk_buff *skb;
+	int err;
+
+	if (!sdev->snet->sock6)
+		return -EAFNOSUPPORT;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sdev->snet->sock6->sk,
+					      &fl6, NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	skb = sroce_tx_skb(dst, sizeof(*ip6h), sport, ib, ib_len);
+	if (!skb) {
+		dst_release(dst);
+		return -ENOMEM;
+	}
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	/* Flow label from the same per-QP entropy as the UDP source port. */
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     av->flow_label ? htonl(av->flow_label & 0xfffff) :
+				      htonl(sport));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h) + SROCE_ICRC_BYTES);
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->hop_limit ?: 64;
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = fl6.daddr;
+	skb_dst_set(skb, dst);
+	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	err = ip6_local_out(net, sdev->snet->sock6->sk, skb);
+	return net_xmit_eval(err);
+}
+
+/**
+ * sroce_xmit() - send one RoCEv2 packet
+ * @sdev: device
+ * @av: destination
+ * @sport: UDP source port (per-QP flow entropy)
+ * @ib: IB headers, payload and pad, without ICRC
+ * @ib_len: their length
+ *
+ * Builds the UDP and IP headers itself (the ICRC covers IP header fields
+ * that must be final before it is computed) and hands the packet to the IP
+ * layer for routing and neighbour resolution, in the netdev's namespace.
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
+	       const u8 *ib, u32 ib_len)
+{
+	int err;
+
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		err = sroce_xmit4(sdev, av, sport, ib, ib_len);
+	else
+		err = sroce_xmit6(sdev, av, sport, ib, ib_len);
+	if (!err) {
+		sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
+		sroce_count(sdev->stats, SROCE_CNT_TX_BYTES,
+			    ib_len + SROCE_ICRC_BYTES);
+	}
+	return err;
 }
 
 /* UDP source port from the QP number: stable per QP, spread for ECMP. */
