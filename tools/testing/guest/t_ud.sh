@@ -3,7 +3,8 @@
 #
 # UD data path between two sroce devices in two network namespaces linked
 # by a veth pair: the distro's ibv_ud_pingpong (rxe provider), with and
-# without completion events, and the counters that account for it.
+# without completion events, over IPv4 and IPv6, the counters that account
+# for it, and rdma_cm's udaddy (kernel GSI QP sends and receives MADs).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -74,6 +75,23 @@ check "ibv_ud_pingpong over IPv6 GIDs, 1024 B x 200, data checked" \
 check "responder delivered >= 1000 messages at sroce_b" \
 	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 1000
 diag "sroce_b: delivered +$(($(stat sroce_b rx_delivered) - b_deliv)), no_recv $(stat sroce_b rx_drop_no_recv), qkey $(stat sroce_b rx_drop_qkey)"
+
+# rdma_cm over UD: address and route resolution in each namespace, SIDR
+# REQ/REP through ib_cm on the kernel's GSI QP (kernel post_send), then
+# user UD traffic.
+modprobe rdma_ucm
+ip netns exec nb timeout 120 udaddy -b 198.18.0.2 >/tmp/uds.log 2>&1 &
+srv=$!
+# The server is ready once its rdma_cm ID listens.
+wait_for 60 eval 'rdma resource show cm_id | grep -q LISTEN'
+out=$(ip netns exec na timeout 120 udaddy -s 198.18.0.2 -b 198.18.0.1 2>&1)
+crc=$?
+wait "$srv"
+src=$?
+diag "udaddy client: $(tail -2 <<<"$out" | tr '\n' ' ') server: $(tail -2 /tmp/uds.log | tr '\n' ' ')"
+check "udaddy (rdma_cm UD, SIDR over GSI QP1) client and server succeed" \
+	eval '[ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q "test complete" <<<"$out" &&
+	      grep -q "test complete" /tmp/uds.log'
 
 ip netns exec na rdma link delete sroce_a
 ip netns exec nb rdma link delete sroce_b

@@ -404,24 +404,95 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Kernel QPs: write one ib_send_wr into the (kernel-only) SQ ring in the
+ * rxe layout the requester consumes.  UD and GSI only for now.
+ */
+static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	u32 prod = q->buf->producer_index;
+	struct rxe_send_wqe *wqe;
+	u64 len = 0;
+	int i;
+
+	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)
+		return -EOPNOTSUPP;
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	if (((prod + 1 - q->own) & q->index_mask) == 0)
+		return -ENOMEM;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > U32_MAX ||
+	    ((wr->send_flags & IB_SEND_INLINE) && len > qp->sq.max_inline))
+		return -EINVAL;
+
+	wqe = sroce_queue_addr(q, prod);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr.wr_id = wr->wr_id;
+	wqe->wr.opcode = wr->opcode;
+	wqe->wr.send_flags = wr->send_flags;
+	wqe->wr.ex.imm_data = wr->ex.imm_data;
+	wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+	wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+	wqe->wr.wr.ud.ah_num = to_sroce_ah(ud_wr(wr)->ah)->ah_num;
+	wqe->dma.length = len;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u8 *p = wqe->dma.inline_data;
+
+		/* Kernel SGE addresses are kernel virtual (virt DMA). */
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	} else {
+		wqe->dma.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->dma.sge[i].addr = wr->sg_list[i].addr;
+			wqe->dma.sge[i].length = wr->sg_list[i].length;
+			wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	/* Release: the WQE is complete before the requester can see it. */
+	smp_store_release(&q->buf->producer_index, (prod + 1) & q->index_mask);
+	return 0;
+}
+
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int err = 0;
 
-	/*
-	 * User QPs ring the doorbell with no WRs: their WQEs are in the ring.
-	 * Kernel QPs would be copied into it here; that path is not written
-	 * yet, so refuse explicitly rather than queue forever.
-	 */
-	if (!qp->user) {
+	/* IBTA 10.8.2: no sends before RTS other than into ERR's flush. */
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_RTR) {
 		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
-	if (READ_ONCE(qp->state) == IB_QPS_RESET)
 		return -EINVAL;
-	sroce_req_run(qp);
-	return 0;
+	}
+	/* User QPs ring the doorbell with no WRs: their WQEs are in the ring. */
+	if (!qp->user) {
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		for (; wr; wr = wr->next) {
+			err = sroce_post_one_send(qp, wr);
+			if (err) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+	}
+	if (state == IB_QPS_ERR)
+		sroce_wq_flush(qp, &qp->sq, qp->scq, true);
+	else
+		sroce_req_run(qp);
+	return err;
 }
 
 /**

@@ -22,6 +22,11 @@
 
 struct sroce_cq;
 
+/* qp->flags bits */
+enum {
+	SROCE_QP_REQ_RUNNING,	/* an instance of sroce_req_run() is active */
+};
+
 struct sroce_wq {
 	struct sroce_queue queue;
 	/* Kernel QPs: serializes posters; all QPs: the flushing consumer. */
@@ -40,6 +45,8 @@ struct sroce_qp {
 	enum ib_qp_state state;
 	bool user;
 	bool sq_sig_all;
+	/* SROCE_QP_* bits */
+	unsigned long flags;
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;

@@ -2,12 +2,12 @@
 /*
  * Requester (IBTA 9.7 requester side) and RoCEv2 transmission.
  *
- * Context: sroce_req_run() runs in process context, from the post_send
- * doorbell, serialized per QP by the SQ lock; sroce_xmit() may run in any
- * context.
+ * Context: sroce_req_run() runs from post_send (the user doorbell, or a
+ * kernel ULP, possibly in atomic context), one instance per QP at a time;
+ * sroce_xmit() may run in any context.  Nothing here sleeps.
  *
- * State of this file: UD SEND (and SEND with immediate) over IPv4 and
- * IPv6.  RC and UC and the kernel post_send path are not written yet.
+ * State of this file: UD and GSI SEND (and SEND with immediate) over IPv4
+ * and IPv6.  RC and UC are not written yet.
  *
  * Trust model: user WQEs are copied out of the ring once and only the copy
  * is used; every lkey, length and SGE count is checked before use.
@@ -323,7 +323,7 @@ static enum ib_wc_status sroce_req_ud_send(struct sroce_qp *qp,
 	pkt.info = sroce_opcode_info(pkt.bth.opcode);
 	pkt.payload_len = len;
 
-	buf = kmalloc(SROCE_BTH_BYTES + 64 + len + 3, GFP_KERNEL);
+	buf = kmalloc(SROCE_BTH_BYTES + 64 + len + 3, GFP_ATOMIC);
 	if (!buf)
 		return IB_WC_LOC_QP_OP_ERR;
 	hdr = sroce_pkt_build_hdrs(buf, SROCE_BTH_BYTES + 64, &pkt);
@@ -354,8 +354,10 @@ static enum ib_wc_status sroce_req_ud_send(struct sroce_qp *qp,
  * sroce_req_run() - process the send queue of @qp
  * @qp: queue pair
  *
- * Called on the post_send doorbell.  In RTS, sends; in ERR, flushes; in
- * any other state the WQEs wait.
+ * The one kick function of the requester: whoever finds it idle runs it;
+ * a caller that finds it running leaves its WQEs to the running instance,
+ * which looks again before it stops.  In RTS it sends; in any other state
+ * the WQEs wait (ERR flushes them through sroce_qp_flush()).
  */
 void sroce_req_run(struct sroce_qp *qp)
 {
@@ -366,19 +368,22 @@ void sroce_req_run(struct sroce_qp *qp)
 	unsigned long flags;
 	int budget = 1024;
 
-	wqe = kmalloc(esz, GFP_KERNEL);
-	if (!wqe)
+	if (test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
 		return;
-
+	wqe = kmalloc(esz, GFP_ATOMIC);
+	if (!wqe)
+		goto out;
+again:
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	while (budget-- && READ_ONCE(qp->state) == IB_QPS_RTS &&
+	while (budget-- > 0 && READ_ONCE(qp->state) == IB_QPS_RTS &&
 	       !sroce_queue_empty(q)) {
 		/* The one copy out of the (user-writable) ring. */
 		memcpy(wqe, sroce_queue_consumer_addr(q), esz);
 		sroce_queue_advance_consumer(q);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 
-		if (qp->ibqp.qp_type == IB_QPT_UD)
+		if (qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI)
 			st = sroce_req_ud_send(qp, wqe, wqe->dma.sge);
 		else
 			st = IB_WC_LOC_QP_OP_ERR;	/* RC/UC: not yet */
@@ -390,4 +395,17 @@ void sroce_req_run(struct sroce_qp *qp)
 	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	kfree(wqe);
+	wqe = NULL;
+out:
+	clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
+	/* Work posted while we were finishing would otherwise wait. */
+	smp_mb__after_atomic();
+	if (budget > 0 && READ_ONCE(qp->state) == IB_QPS_RTS &&
+	    !sroce_queue_empty(q) &&
+	    !test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags)) {
+		wqe = kmalloc(esz, GFP_ATOMIC);
+		if (wqe)
+			goto again;
+		clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
+	}
 }
