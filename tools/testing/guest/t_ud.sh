@@ -16,6 +16,8 @@ ip link set va netns na
 ip link set vb netns nb
 ip -n na link set va up
 ip -n nb link set vb up
+ip -n na link set lo up
+ip -n nb link set lo up
 ip -n na addr add 198.18.0.1/24 dev va
 ip -n nb addr add 198.18.0.2/24 dev vb
 ip -n na -6 addr add 2001:db8::1/64 dev va nodad
@@ -75,6 +77,26 @@ check "ibv_ud_pingpong over IPv6 GIDs, 1024 B x 200, data checked" \
 check "responder delivered >= 1000 messages at sroce_b" \
 	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 1000
 diag "sroce_b: delivered +$(($(stat sroce_b rx_delivered) - b_deliv)), no_recv $(stat sroce_b rx_drop_no_recv), qkey $(stat sroce_b rx_drop_qkey)"
+
+# Loopback: both ends on sroce_a, in one namespace (rdma-core's own test
+# suite runs everything on one device).  The packets go through lo.
+lo_pingpong() {
+	local srv out rc src
+	ip netns exec na timeout 120 ibv_ud_pingpong -d sroce_a -g "$1" \
+		-s 1024 -n 200 -c -p 18600 >/tmp/srvl.log 2>&1 &
+	srv=$!
+	wait_for 60 eval 'ip netns exec na ss -ltn | grep -q ":18600 "'
+	out=$(ip netns exec na timeout 120 ibv_ud_pingpong -d sroce_a -g "$1" \
+		-s 1024 -n 200 -c -p 18600 "$2" 2>&1)
+	rc=$?
+	wait "$srv"
+	src=$?
+	echo "$out" | tail -1 | sed 's/^/# /'
+	[ $rc -eq 0 ] || tail -3 /tmp/srvl.log | sed 's/^/# server: /'
+	[ $rc -eq 0 ] && [ $src -eq 0 ] && grep -q "409600 bytes in" <<<"$out"
+}
+check "one device, IPv4 loopback: ibv_ud_pingpong on sroce_a alone" \
+	lo_pingpong "$(gid_index sroce_a 0000:0000:0000:0000:0000:ffff:c612:0001)" 198.18.0.1
 
 # rdma_cm over UD: address and route resolution in each namespace, SIDR
 # REQ/REP through ib_cm on the kernel's GSI QP (kernel post_send), then

@@ -13,10 +13,14 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/crc32.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
 
@@ -43,6 +47,28 @@ static struct sroce_dev *sroce_net_find_dev(struct sroce_net *snet,
 }
 
 /* Drop reason per parser verdict; SROCE_OK never reaches the table. */
+/*
+ * Traffic between two QPs of one namespace (one device, or two devices on
+ * one host) is routed through the loopback device, so it arrives with
+ * skb->dev = lo: find the device that owns the destination address.
+ */
+static struct sroce_dev *sroce_net_find_local(struct sroce_net *snet,
+					      struct sk_buff *skb)
+{
+	struct sroce_dev *sdev;
+	struct net_device *ndev;
+
+	if (ip_hdr(skb)->version == 4) {
+		ndev = __ip_dev_find(snet->net, ip_hdr(skb)->daddr, false);
+		return ndev ? sroce_net_find_dev(snet, ndev) : NULL;
+	}
+	list_for_each_entry_rcu(sdev, &snet->devs, net_node)
+		if (ipv6_chk_addr(snet->net, &ipv6_hdr(skb)->daddr, sdev->ndev,
+				  0))
+			return sdev;
+	return NULL;
+}
+
 static const enum sroce_counter sroce_verdict_counter[SROCE_VERDICT_MAX] = {
 	[SROCE_ERR_SHORT]	= SROCE_CNT_RX_DROP_SHORT,
 	[SROCE_ERR_TVER]	= SROCE_CNT_RX_DROP_BAD_TVER,
@@ -163,6 +189,8 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	rcu_read_lock();
 	snet = rcu_dereference_sk_user_data(sk);
 	sdev = snet ? sroce_net_find_dev(snet, skb->dev) : NULL;
+	if (!sdev && snet && (skb->dev->flags & IFF_LOOPBACK))
+		sdev = sroce_net_find_local(snet, skb);
 	if (!sdev) {
 		if (snet)
 			atomic64_inc(&snet->rx_drop_no_dev);
