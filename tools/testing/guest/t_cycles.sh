@@ -27,41 +27,35 @@ one_link_cycle() {
 		wait_for 10 eval '! ibdev_exists sroce0'
 }
 
+one_netdev_cycle() {
+	veth_pair x0 x1 && rdma link add sroce_x type sroce netdev x0 &&
+		ip link del x0 && wait_for 10 eval '! ibdev_exists sroce_x'
+}
+
 before=$(mktemp)
 after=$(mktemp)
 
+# batch WHAT FN: N runs of FN, then one TAP line for the runs and one for
+# the slab baseline.
+batch() {
+	local what=$1 fn=$2 fails=0 i
+
+	slab_snapshot >"$before"
+	for i in $(seq 1 $N); do
+		"$fn" || fails=$((fails + 1))
+	done
+	check "$N $what succeeded ($fails failed)" test $fails -eq 0
+	slab_snapshot >"$after"
+	slab_check "slab back to baseline after $N $what" "$before" "$after" $N
+}
+
 one_load_cycle	# warm-up: first-use allocations in ib_core are not leaks
-slab_snapshot >"$before"
-fails=0
-for i in $(seq 1 $N); do
-	one_load_cycle || fails=$((fails + 1))
-done
-check "$N load/add/unload cycles succeeded ($fails failed)" test $fails -eq 0
-slab_snapshot >"$after"
-slab_check "slab back to baseline after $N load cycles" "$before" "$after" $N
+batch "load/add/unload cycles" one_load_cycle
 
 sroce_load
 one_link_cycle
-slab_snapshot >"$before"
-fails=0
-for i in $(seq 1 $N); do
-	one_link_cycle || fails=$((fails + 1))
-done
-check "$N link add/delete cycles succeeded ($fails failed)" test $fails -eq 0
-slab_snapshot >"$after"
-slab_check "slab back to baseline after $N link cycles" "$before" "$after" $N
-
-# Netdev removal as the teardown path, N times.
-slab_snapshot >"$before"
-fails=0
-for i in $(seq 1 $N); do
-	{ veth_pair x0 x1 && rdma link add sroce_x type sroce netdev x0 &&
-		ip link del x0 && wait_for 10 eval '! ibdev_exists sroce_x'; } ||
-		fails=$((fails + 1))
-done
-check "$N netdev-removal teardowns succeeded ($fails failed)" test $fails -eq 0
-slab_snapshot >"$after"
-slab_check "slab back to baseline after $N netdev removals" "$before" "$after" $N
+batch "link add/delete cycles" one_link_cycle
+batch "netdev-removal teardowns" one_netdev_cycle
 
 sroce_unload
 if [ -w /sys/kernel/debug/kmemleak ]; then
