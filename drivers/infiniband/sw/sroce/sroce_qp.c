@@ -45,6 +45,11 @@ static size_t sroce_recv_wqe_size(u32 max_sge)
 	return sizeof(struct rxe_recv_wqe) + max_sge * sizeof(struct rxe_sge);
 }
 
+static void sroce_req_work(struct work_struct *work)
+{
+	sroce_req_run(container_of(work, struct sroce_qp, req_work));
+}
+
 static int sroce_qp_check_cap(struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *cap = &init->cap;
@@ -103,6 +108,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	mutex_init(&qp->state_mutex);
 	spin_lock_init(&qp->state_lock);
+	INIT_WORK(&qp->req_work, sroce_req_work);
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -397,6 +403,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	/* The receive softirq finds QPs under RCU: let it finish with us. */
 	synchronize_net();
+	cancel_work_sync(&qp->req_work);
 	sroce_queue_cleanup(&qp->sq.queue);
 	if (!ibqp->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
@@ -490,8 +497,14 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (state == IB_QPS_ERR)
 		sroce_wq_flush(qp, &qp->sq, qp->scq, true);
+	else if (qp->user)
+		sroce_req_run(qp);	/* the doorbell: process context */
 	else
-		sroce_req_run(qp);
+		/*
+		 * Kernel ULPs post from any context, ib_mad with IRQs off under
+		 * its own lock, where the IP output path must not run.
+		 */
+		queue_work(system_highpri_wq, &qp->req_work);
 	return err;
 }
 

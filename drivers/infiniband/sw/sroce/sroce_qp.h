@@ -8,6 +8,7 @@
 
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "sroce_av.h"
@@ -47,6 +48,8 @@ struct sroce_qp {
 	bool sq_sig_all;
 	/* SROCE_QP_* bits */
 	unsigned long flags;
+	/* Runs the requester for kernel QPs, outside the poster's context. */
+	struct work_struct req_work;
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;

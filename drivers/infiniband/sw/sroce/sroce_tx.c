@@ -2,9 +2,9 @@
 /*
  * Requester (IBTA 9.7 requester side) and RoCEv2 transmission.
  *
- * Context: sroce_req_run() runs from post_send (the user doorbell, or a
- * kernel ULP, possibly in atomic context), one instance per QP at a time;
- * sroce_xmit() may run in any context.  Nothing here sleeps.
+ * Context: sroce_req_run() runs in process context, from the user doorbell
+ * or from the QP's work item for kernel QPs, one instance per QP at a
+ * time; sroce_xmit() needs hard IRQs enabled.  Nothing here sleeps.
  *
  * State of this file: UD and GSI SEND (and SEND with immediate) over IPv4
  * and IPv6.  RC and UC are not written yet.
