@@ -81,6 +81,16 @@ build_check() {
 	rm -rf "$dir"
 }
 
+# vm_tally NAME LOG RC: a harness-level failure (bad kernel log pattern,
+# timeout) becomes a TAP failure of its own, then the suite is tallied.
+vm_tally() {
+	case $3 in
+	3) echo "not ok - $1: kernel log shows a bad pattern" >>"$2" ;;
+	124) echo "not ok - $1: timeout" >>"$2" ;;
+	esac
+	tally "$1" "$2" "$3"
+}
+
 # vm_suite KVER TEST: one guest boot running tools/testing/guest/TEST.sh.
 vm_suite() {
 	local k=$1 t=$2 dir="$results/$1/$2" rc
@@ -93,14 +103,9 @@ vm_suite() {
 		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
 	rc=$?
 	cat "$dir/output.log" "$dir/host.log" >"$dir/suite.log" 2>/dev/null
-	case $rc in
-	3) echo "not ok - $t: kernel log shows a bad pattern" >>"$dir/suite.log" ;;
-	124) echo "not ok - $t: timeout" >>"$dir/suite.log" ;;
-	esac
-	tally "$k/$t" "$dir/suite.log" "$rc"
+	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
-KVERS=$(echo $KVERS)
 # vm_pair_suite KVER TEST: two linked guests both running TEST.sh.
 vm_pair_suite() {
 	local k=$1 t=$2 dir="$results/$1/$2" rc
@@ -115,13 +120,10 @@ vm_pair_suite() {
 	rc=$?
 	cat "$dir/server/output.log" "$dir/client/output.log" "$dir/host.log" \
 		>"$dir/suite.log" 2>/dev/null
-	case $rc in
-	3) echo "not ok - $t: kernel log shows a bad pattern" >>"$dir/suite.log" ;;
-	124) echo "not ok - $t: timeout" >>"$dir/suite.log" ;;
-	esac
-	tally "$k/$t" "$dir/suite.log" "$rc"
+	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
+KVERS=$(echo $KVERS)
 echo "sroce check: kernels: $KVERS; results in $results"
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite unit make -C tools/testing/unit run

@@ -110,6 +110,12 @@ gid_present() {
 	return 1
 }
 
+# hw_stat DEV COUNTER: one sroce hw counter of port 1.
+hw_stat() {
+	rdma statistic show link "$1/1" |
+		tr ' ' '\n' | awk -v k="$2" '$0 == k { getline; print; exit }'
+}
+
 # Slab accounting: active objects per cache, after dropping caches.
 # vmap_area is left out: vfree() releases those lazily, in batches, so its
 # count drifts without a leak.  So are the caches of process address spaces

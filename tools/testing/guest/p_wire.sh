@@ -26,8 +26,7 @@ check "$SROCE_ROLE: reaches $peer" \
 	wait_for 120 eval "ping -q -c 1 -W 1 $peer >/dev/null"
 
 stat() {
-	rdma statistic show link sroce0/1 |
-		tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print; exit }'
+	hw_stat sroce0 "$1"
 }
 
 if [ "$SROCE_ROLE" = client ]; then

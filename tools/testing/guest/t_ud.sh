@@ -56,12 +56,7 @@ pingpong() {
 		grep -q "$((size * iters * 2)) bytes in" <<<"$out"
 }
 
-stat() {
-	rdma statistic show link "$1/1" |
-		tr ' ' '\n' | awk -v k="$2" '$0 == k { getline; print; exit }'
-}
-
-b_deliv=$(stat sroce_b rx_delivered)
+b_deliv=$(hw_stat sroce_b rx_delivered)
 check "ibv_ud_pingpong, 1024 B x 500, polling, data checked (-c)" \
 	pingpong 1024 500 -c
 check "ibv_ud_pingpong, 1024 B x 200, completion events (-e)" \
@@ -75,8 +70,8 @@ gb=$(gid_index sroce_b 2001:0db8:0000:0000:0000:0000:0000:0002)
 check "ibv_ud_pingpong over IPv6 GIDs, 1024 B x 200, data checked" \
 	pingpong 1024 200 -c
 check "responder delivered >= 1000 messages at sroce_b" \
-	test "$(($(stat sroce_b rx_delivered) - b_deliv))" -ge 1000
-diag "sroce_b: delivered +$(($(stat sroce_b rx_delivered) - b_deliv)), no_recv $(stat sroce_b rx_drop_no_recv), qkey $(stat sroce_b rx_drop_qkey)"
+	test "$(($(hw_stat sroce_b rx_delivered) - b_deliv))" -ge 1000
+diag "sroce_b: delivered +$(($(hw_stat sroce_b rx_delivered) - b_deliv)), no_recv $(hw_stat sroce_b rx_drop_no_recv), qkey $(hw_stat sroce_b rx_drop_qkey)"
 
 # Loopback: both ends on sroce_a, in one namespace (rdma-core's own test
 # suite runs everything on one device).  The packets go through lo.

@@ -163,8 +163,7 @@ check "pyverbs: IPv4 and IPv6 AHs; mixed-family AH -> EINVAL" \
 	grep -q 'ah ok' <<<"$out"
 
 stat() {
-	rdma statistic show link sroce0/1 |
-		tr ' ' '\n' | awk -v k="$1" '$0 == k { getline; print; exit }'
+	hw_stat sroce0 "$1"
 }
 
 send_udp() {

@@ -87,7 +87,16 @@ static const enum sroce_counter sroce_verdict_counter[SROCE_VERDICT_MAX] = {
  */
 #define SROCE_RX_HDR_COPY	64
 
-static u32 sroce_crc32(u32 crc, const u8 *buf, size_t len)
+/**
+ * sroce_crc32() - the kernel's crc32_le() in the portable core's ICRC
+ * callback type (shared by receive and transmit)
+ * @crc: running CRC
+ * @buf: bytes
+ * @len: their count
+ *
+ * Return: the updated CRC.
+ */
+u32 sroce_crc32(u32 crc, const u8 *buf, size_t len)
 {
 	return crc32_le(crc, buf, len);
 }

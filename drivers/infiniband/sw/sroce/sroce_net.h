@@ -36,6 +36,8 @@ void sroce_net_put(struct sroce_net *snet);
 void sroce_net_publish(struct sroce_dev *sdev);
 void sroce_net_unpublish(struct sroce_dev *sdev);
 
+u32 sroce_crc32(u32 crc, const u8 *buf, size_t len);
+
 int sroce_net_init(void);
 void sroce_net_exit(void);
 

@@ -12,7 +12,6 @@
  * Trust model: user WQEs are copied out of the ring once and only the copy
  * is used; every lkey, length and SGE count is checked before use.
  */
-#include <linux/crc32.h>
 #include <linux/hash.h>
 #include <linux/ip.h>
 #include <linux/slab.h>
@@ -35,11 +34,6 @@
 #include "sroce_net.h"
 #include "sroce_qp.h"
 #include "sroce_tx.h"
-
-static u32 sroce_tx_crc32(u32 crc, const u8 *buf, size_t len)
-{
-	return crc32_le(crc, buf, len);
-}
 
 /* Headroom + IB part + UDP header; the IP header is the caller's. */
 static struct sk_buff *sroce_tx_skb(struct dst_entry *dst, size_t iphlen,
@@ -74,7 +68,7 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
 {
 	struct sroce_icrc_ctx ctx;
 
-	if (sroce_icrc_start(&ctx, sroce_tx_crc32, iph, iphlen,
+	if (sroce_icrc_start(&ctx, sroce_crc32, iph, iphlen,
 			     skb_transport_header(skb),
 			     skb->len - skb_transport_offset(skb)) != SROCE_OK)
 		return -EINVAL;
