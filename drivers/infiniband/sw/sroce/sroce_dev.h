@@ -62,6 +62,8 @@ static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
 #define sroce_err_rl(sdev, fmt, ...) \
 	ibdev_err_ratelimited(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
 
+extern struct workqueue_struct *sroce_wq;
+
 enum ib_port_state sroce_port_state(struct sroce_dev *sdev);
 void sroce_port_update(struct sroce_dev *sdev);
 

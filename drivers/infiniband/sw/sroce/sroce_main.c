@@ -372,13 +372,19 @@ static void sroce_unregister_all(void)
 	}
 }
 
+/* Requester and READ-response work; reclaim-safe for storage ULPs. */
+struct workqueue_struct *sroce_wq;
+
 static int __init sroce_module_init(void)
 {
 	int err;
 
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
 	err = sroce_net_init();
 	if (err)
-		return err;
+		goto err_wq;
 
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
@@ -390,6 +396,8 @@ static int __init sroce_module_init(void)
 
 err_net:
 	sroce_net_exit();
+err_wq:
+	destroy_workqueue(sroce_wq);
 	return err;
 }
 
@@ -400,6 +408,7 @@ static void __exit sroce_module_exit(void)
 	sroce_unregister_all();
 	sroce_net_exit();
 	pr_info("unloaded\n");
+	destroy_workqueue(sroce_wq);
 }
 
 module_init(sroce_module_init);

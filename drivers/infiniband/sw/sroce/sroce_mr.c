@@ -8,6 +8,7 @@
  * are the same value.  The index lives in the device's mr_xa.
  */
 #include <linux/highmem.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -200,9 +201,14 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 {
 	struct sroce_mem *mem = &to_sroce_mr(ibmr)->mem;
 
+	int n;
+
 	mem->npages = 0;
 	mem->page_shift = ilog2(ibmr->page_size);
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	/* Where the MR's first byte sits in the first page. */
+	mem->fast_off0 = ibmr->iova & (ibmr->page_size - 1);
+	return n;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -224,7 +230,7 @@ struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mem = xa_load(&sdev->mr_xa, key >> 8);
-	if (mem && (mem->lkey != key || !refcount_inc_not_zero(&mem->ref)))
+	if (mem && (READ_ONCE(mem->lkey) != key || !refcount_inc_not_zero(&mem->ref)))
 		mem = NULL;
 	rcu_read_unlock();
 	return mem;
@@ -250,7 +256,7 @@ void sroce_mem_put(struct sroce_mem *mem)
 int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 		    u64 len, int access)
 {
-	if (mem->state != SROCE_MEM_VALID || mem->pd != pd ||
+	if (smp_load_acquire(&mem->state) != SROCE_MEM_VALID || mem->pd != pd ||
 	    (mem->access & access) != access)
 		return -EACCES;
 	if (mem->type == SROCE_MEM_DMA)
@@ -261,10 +267,47 @@ int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 	return 0;
 }
 
+/*
+ * Kernel virtual address of byte @iova of @mem (checked by the caller) and
+ * how many bytes are contiguous from there.  User pages are mapped with
+ * kmap_local_page(); *@page tells the caller to unmap.
+ */
+static void *sroce_mem_map(struct sroce_mem *mem, u64 iova, u32 *contig,
+			   struct page **page)
+{
+	u64 off, psz;
+	u8 *va;
+
+	*page = NULL;
+	switch (mem->type) {
+	case SROCE_MEM_DMA:
+		/* ib_uses_virt_dma(): "DMA" addresses are kernel virtual. */
+		*contig = U32_MAX;
+		return (void *)(uintptr_t)iova;
+	case SROCE_MEM_USER:
+		off = iova - mem->iova + ib_umem_offset(mem->umem);
+		if ((off >> PAGE_SHIFT) >= mem->nupages)
+			return NULL;	/* cannot happen after sroce_mem_check() */
+		*page = mem->upages[off >> PAGE_SHIFT];
+		*contig = PAGE_SIZE - (off & ~PAGE_MASK);
+		va = kmap_local_page(*page);
+		return va + (off & ~PAGE_MASK);
+	case SROCE_MEM_FAST:
+		psz = 1ULL << mem->page_shift;
+		off = iova - mem->iova + mem->fast_off0;
+		if ((off >> mem->page_shift) >= mem->npages)
+			return NULL;
+		*contig = psz - (off & (psz - 1));
+		return (void *)(uintptr_t)(mem->pages[off >> mem->page_shift] +
+					   (off & (psz - 1)));
+	}
+	return NULL;
+}
+
 /**
- * sroce_mem_copy() - copy between a kernel buffer and registered memory
- * @mem: memory object; the range must have passed sroce_mem_check()
- * @iova: start address within @mem
+ * sroce_mem_copy() - copy between registered memory and a kernel buffer
+ * @mem: the memory, pinned by sroce_mem_get()
+ * @iova: start address, checked with sroce_mem_check()
  * @buf: kernel buffer
  * @len: bytes
  * @dir: direction
@@ -272,35 +315,191 @@ int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 		    enum sroce_copy_dir dir)
 {
-	u64 off;
-	u32 n;
+	struct page *page;
+	u32 contig, n;
 	void *va;
 
-	if (mem->type == SROCE_MEM_DMA) {
-		/* ib_uses_virt_dma(): "DMA" addresses are kernel virtual. */
-		va = (void *)(uintptr_t)iova;
-		if (dir == SROCE_TO_MEM)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
-		return;
-	}
-	if (mem->type != SROCE_MEM_USER)
-		return;
-
-	off = iova - mem->iova + ib_umem_offset(mem->umem);
 	while (len) {
-		if ((off >> PAGE_SHIFT) >= mem->nupages)
-			return;	/* cannot happen after sroce_mem_check() */
-		n = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
-		va = kmap_local_page(mem->upages[off >> PAGE_SHIFT]);
+		va = sroce_mem_map(mem, iova, &contig, &page);
+		if (!va)
+			return;
+		n = min(len, contig);
 		if (dir == SROCE_TO_MEM)
-			memcpy(va + (off & ~PAGE_MASK), buf, n);
+			memcpy(va, buf, n);
 		else
-			memcpy(buf, va + (off & ~PAGE_MASK), n);
-		kunmap_local(va);
+			memcpy(buf, va, n);
+		if (page)
+			kunmap_local(va);
 		buf += n;
-		off += n;
+		iova += n;
 		len -= n;
 	}
+}
+
+/**
+ * sroce_mem_from_skb() - copy packet bytes into registered memory
+ * @mem: the memory, pinned and checked for @iova..@iova+@len
+ * @iova: destination address
+ * @skb: the packet
+ * @off: offset of the first byte in @skb
+ * @len: bytes
+ *
+ * Return: 0, or -EFAULT if @skb is shorter than claimed.
+ */
+int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
+		       const struct sk_buff *skb, unsigned int off, u32 len)
+{
+	struct page *page;
+	u32 contig, n;
+	void *va;
+	int err;
+
+	while (len) {
+		va = sroce_mem_map(mem, iova, &contig, &page);
+		if (!va)
+			return -EFAULT;
+		n = min(len, contig);
+		err = skb_copy_bits(skb, off, va, n);
+		if (page)
+			kunmap_local(va);
+		if (err)
+			return -EFAULT;
+		off += n;
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * sroce_sge_from_skb() - scatter packet bytes over an SGE list
+ * @sdev: device
+ * @pd: protection domain of the QP
+ * @sge: the SGE list (a kernel copy)
+ * @num_sge: its length
+ * @off: message offset of the first byte
+ * @skb: the packet
+ * @skb_off: offset of the first byte in @skb
+ * @len: bytes
+ *
+ * Each lkey is looked up and checked for local write access over the
+ * bytes actually written.
+ *
+ * Return: IB_WC_SUCCESS, IB_WC_LOC_PROT_ERR or IB_WC_LOC_LEN_ERR (the list
+ * is too short).
+ */
+enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+				     const struct rxe_sge *sge, u32 num_sge,
+				     u32 off, const struct sk_buff *skb,
+				     unsigned int skb_off, u32 len)
+{
+	struct sroce_mem *mem;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mem = sroce_mem_get(sdev, sge[i].lkey);
+		if (!mem)
+			return IB_WC_LOC_PROT_ERR;
+		err = sroce_mem_check(mem, pd, sge[i].addr + off, n,
+				      IB_ACCESS_LOCAL_WRITE);
+		if (!err)
+			err = sroce_mem_from_skb(mem, sge[i].addr + off, skb,
+						 skb_off, n);
+		sroce_mem_put(mem);
+		if (err)
+			return IB_WC_LOC_PROT_ERR;
+		skb_off += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_mem_atomic() - IBTA 9.4.5 atomic operation on one aligned 64-bit word
+ * @mem: the memory, pinned and checked for @iova..@iova+8
+ * @iova: 8-byte aligned address
+ * @cmp_swap: compare & swap (else fetch & add)
+ * @cmp_add: compare value, or the addend
+ * @swap: swap value
+ *
+ * The word is updated with the CPU's atomic instructions, so atomics from
+ * every QP and CPU on the same location serialize without a global lock.
+ *
+ * Return: the original value.
+ */
+u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
+		     u64 cmp_add, u64 swap)
+{
+	struct page *page;
+	u64 orig = 0;
+	u32 contig;
+	u64 *va;
+
+	va = sroce_mem_map(mem, iova, &contig, &page);
+	if (!va)
+		return 0;
+	if (cmp_swap)
+		orig = cmpxchg64(va, cmp_add, swap);
+	else
+		orig = atomic64_fetch_add(cmp_add, (atomic64_t *)va);
+	if (page)
+		kunmap_local(va);
+	return orig;
+}
+
+/**
+ * sroce_mem_fast_reg() - IB_WR_REG_MR: make a fast-registration MR valid
+ * @mr: the MR, mapped by map_mr_sg
+ * @key: new key (same index, new variant byte)
+ * @access: access rights
+ *
+ * Return: 0, or -EINVAL for a key of another MR or a bad access mask.
+ */
+int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access)
+{
+	struct sroce_mem *mem = &mr->mem;
+
+	if ((key >> 8) != (mem->lkey >> 8) || mem->type != SROCE_MEM_FAST ||
+	    sroce_check_access(access))
+		return -EINVAL;
+	mem->access = access;
+	mem->iova = mr->ibmr.iova;
+	mem->length = mr->ibmr.length;
+	WRITE_ONCE(mem->lkey, key);
+	WRITE_ONCE(mem->rkey, key);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Publish the mapping before the state that makes it usable. */
+	smp_store_release(&mem->state, SROCE_MEM_VALID);
+	return 0;
+}
+
+/**
+ * sroce_mem_invalidate() - local or remote invalidation of @key
+ * @sdev: device
+ * @key: an MR key (lkey or rkey)
+ * @pd: protection domain the invalidating QP belongs to
+ *
+ * Return: 0, or -EINVAL when @key names no fast-registration MR of @pd.
+ */
+int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
+{
+	struct sroce_mem *mem = sroce_mem_get(sdev, key);
+	int err = -EINVAL;
+
+	if (!mem)
+		return err;
+	if (mem->type == SROCE_MEM_FAST && mem->pd == pd) {
+		WRITE_ONCE(mem->state, SROCE_MEM_FREE);
+		err = 0;
+	}
+	sroce_mem_put(mem);
+	return err;
 }

@@ -13,7 +13,9 @@
 #include <linux/rcupdate.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
 
+struct sk_buff;
 struct sroce_dev;
 
 enum sroce_mem_type {
@@ -47,6 +49,7 @@ struct sroce_mem {
 	u32 npages;
 	u32 max_pages;
 	u32 page_shift;
+	u32 fast_off0;		/* offset of the first byte in pages[0] */
 };
 
 struct sroce_mr {
@@ -84,5 +87,15 @@ int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 		    u64 len, int access);
 void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 		    enum sroce_copy_dir dir);
+int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
+		       const struct sk_buff *skb, unsigned int off, u32 len);
+enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+				     const struct rxe_sge *sge, u32 num_sge,
+				     u32 off, const struct sk_buff *skb,
+				     unsigned int skb_off, u32 len);
+u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
+		     u64 cmp_add, u64 swap);
+int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access);
+int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
 
 #endif /* SROCE_MR_H */

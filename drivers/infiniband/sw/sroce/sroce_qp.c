@@ -10,18 +10,20 @@
  * WQEs are copied out of the ring once, into kernel memory, before any
  * field is used (STYLE rule 7); indices are masked on every read.
  *
- * State of this file: the requester, responder and completer do not exist
- * yet, so post_send refuses with -EOPNOTSUPP (an explicit error, never a
- * silent hang) and posted receives only ever complete by flushing.
+ * Locks: state_mutex (verbs) > sq.lock (requester/completer state, SQ
+ * ring) and resp.lock (responder state) > rq.lock > cq lock.
  */
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "sroce/sroce_wire.h"
+#include "sroce_comp.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_qp.h"
-#include "sroce_tx.h"
+#include "sroce_req.h"
+#include "sroce_resp.h"
 #include "sroce_verbs.h"
 
 static const char *const sroce_qp_state_names[] = {
@@ -48,6 +50,60 @@ static size_t sroce_recv_wqe_size(u32 max_sge)
 static void sroce_req_work(struct work_struct *work)
 {
 	sroce_req_run(container_of(work, struct sroce_qp, req_work));
+}
+
+/* Transport state of a fresh (or reset) QP; caller excludes the data path. */
+static void sroce_qp_reset_transport(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_resp *rs = &qp->resp;
+
+	req->cur = qp->sq.queue.own;
+	req->fetched = qp->sq.queue.own;
+	req->offset = 0;
+	req->psn = 0;
+	req->max_psn = 0;
+	req->acked_psn = 0;
+	req->rd_atomic = 0;
+	req->since_ack = 0;
+	req->rnr_wait = false;
+	rs->epsn = 0;
+	rs->msn = 0;
+	rs->cur_kind = 0xff;
+	rs->comm_est = false;
+	rs->nak_sent = false;
+	rs->uc_drop = false;
+	rs->have_wqe = false;
+	rs->offset = 0;
+	rs->res_head = 0;
+	rs->nres = 1;
+	memset(rs->res, 0, SROCE_MAX_RD_ATOMIC * sizeof(*rs->res));
+}
+
+static void sroce_qp_free_transport(struct sroce_qp *qp)
+{
+	kvfree(qp->req.swqe);
+	kfree(qp->resp.res);
+	kfree(qp->resp.wqe);
+}
+
+static int sroce_qp_alloc_transport(struct sroce_qp *qp)
+{
+	u32 slots = qp->sq.queue.index_mask + 1;
+
+	qp->req.swqe_size = ALIGN(sizeof(struct sroce_swqe) +
+				  max_t(size_t, qp->sq.max_sge *
+					sizeof(struct rxe_sge),
+					qp->sq.max_inline), 8);
+	qp->req.swqe = kvcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
+	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
+			       GFP_KERNEL);
+	qp->resp.wqe = kzalloc(sizeof(*qp->resp.wqe), GFP_KERNEL);
+	if (!qp->req.swqe || !qp->resp.res || !qp->resp.wqe) {
+		sroce_qp_free_transport(qp);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int sroce_qp_check_cap(struct ib_qp_init_attr *init)
@@ -108,7 +164,12 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	mutex_init(&qp->state_mutex);
 	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->resp.lock);
 	INIT_WORK(&qp->req_work, sroce_req_work);
+	INIT_WORK(&qp->resp_work, sroce_resp_read_work);
+	timer_setup(&qp->retry_timer, sroce_comp_retry_timer, 0);
+	timer_setup(&qp->rnr_timer, sroce_comp_rnr_timer, 0);
+	qp->mtu = SROCE_MTU_MIN;
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -127,6 +188,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 
+	err = sroce_qp_alloc_transport(qp);
+	if (err)
+		goto err_sq;
+	sroce_qp_reset_transport(qp);
+
 	if (!init->srq) {
 		qp->rq.max_sge = cap->max_recv_sge;
 		qp->rq.max_wr = cap->max_recv_wr;
@@ -135,7 +201,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				    SROCE_QUEUE_KERNEL_CONSUMES, uctx,
 				    &resp.rq_mi);
 		if (err)
-			goto err_sq;
+			goto err_transport;
 	}
 
 	if (init->qp_type == IB_QPT_GSI) {
@@ -176,48 +242,131 @@ err_xa:
 err_rq:
 	if (!init->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
+err_transport:
+	sroce_qp_free_transport(qp);
 err_sq:
 	sroce_queue_cleanup(&qp->sq.queue);
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
-/* Complete every WQE still in @wq with IB_WC_WR_FLUSH_ERR (IBTA 10.3.1). */
-static void sroce_wq_flush(struct sroce_qp *qp, struct sroce_wq *wq,
-			   struct sroce_cq *cq, bool send)
+static void sroce_flush_one(struct sroce_qp *qp, struct sroce_cq *cq,
+			    u64 wr_id, bool send)
+{
+	struct ib_wc wc = {
+		.wr_id		= wr_id,
+		.status		= IB_WC_WR_FLUSH_ERR,
+		.opcode		= send ? IB_WC_SEND : IB_WC_RECV,
+		.qp		= &qp->ibqp,
+		.port_num	= 1,
+	};
+
+	sroce_cq_post(cq, &wc, false);
+}
+
+/* Complete every receive WQE still in @wq with IB_WC_WR_FLUSH_ERR. */
+static void sroce_wq_flush(struct sroce_qp *qp, struct sroce_wq *wq)
 {
 	struct sroce_queue *q = &wq->queue;
-	struct ib_wc wc;
 	unsigned long flags;
 	u64 wr_id;
 
 	spin_lock_irqsave(&wq->lock, flags);
 	while (!sroce_queue_empty(q)) {
 		/* One 8-byte read of possibly user-owned memory: no trust. */
-		if (send)
-			wr_id = READ_ONCE(((struct rxe_send_wqe *)
-					   sroce_queue_consumer_addr(q))->wr.wr_id);
-		else
-			wr_id = READ_ONCE(((struct rxe_recv_wqe *)
-					   sroce_queue_consumer_addr(q))->wr_id);
+		wr_id = READ_ONCE(((struct rxe_recv_wqe *)
+				   sroce_queue_consumer_addr(q))->wr_id);
 		sroce_queue_advance_consumer(q);
-
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = wr_id;
-		wc.status = IB_WC_WR_FLUSH_ERR;
-		wc.opcode = send ? IB_WC_SEND : IB_WC_RECV;
-		wc.qp = &qp->ibqp;
-		wc.port_num = 1;
-		if (sroce_cq_post(cq, &wc, false))
-			break;
+		sroce_flush_one(qp, qp->rcq, wr_id, false);
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
+/*
+ * Complete the whole SQ (IBTA 10.3.1): WQEs already finished with their
+ * status, in order, then the rest - started or only posted - as flushed.
+ */
+static void sroce_sq_flush(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	unsigned long flags;
+	u64 wr_id;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	sroce_comp_advance(qp);
+	while (q->own != req->fetched) {
+		w = sroce_swqe_at(req, q->index_mask, q->own);
+		if (w->done && w->status != IB_WC_SUCCESS) {
+			/* A failed WQE behind a flushed one: its own status. */
+			struct ib_wc wc = {
+				.wr_id = w->wr_id, .status = w->status,
+				.opcode = IB_WC_SEND, .qp = &qp->ibqp,
+				.port_num = 1,
+			};
+
+			sroce_cq_post(qp->scq, &wc, false);
+		} else {
+			sroce_flush_one(qp, qp->scq, w->wr_id, true);
+		}
+		sroce_queue_advance_consumer(q);
+	}
+	while (!sroce_queue_empty(q)) {
+		wr_id = READ_ONCE(((struct rxe_send_wqe *)
+				   sroce_queue_consumer_addr(q))->wr.wr_id);
+		sroce_queue_advance_consumer(q);
+		sroce_flush_one(qp, qp->scq, wr_id, true);
+	}
+	req->cur = q->own;
+	req->fetched = q->own;
+	req->offset = 0;
+	req->rd_atomic = 0;
+	req->rnr_wait = false;
+	del_timer(&qp->retry_timer);
+	del_timer(&qp->rnr_timer);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
-	sroce_wq_flush(qp, &qp->sq, qp->scq, true);
+	struct sroce_resp *rs = &qp->resp;
+	unsigned long flags;
+
+	sroce_sq_flush(qp);
+	/* A SEND in progress holds its receive WQE: flush it first. */
+	spin_lock_irqsave(&rs->lock, flags);
+	if (rs->have_wqe) {
+		rs->have_wqe = false;
+		sroce_flush_one(qp, qp->rcq, rs->wqe->wqe.wr_id, false);
+	}
+	rs->cur_kind = 0xff;
+	spin_unlock_irqrestore(&rs->lock, flags);
 	if (!qp->ibqp.srq)
-		sroce_wq_flush(qp, &qp->rq, qp->rcq, false);
+		sroce_wq_flush(qp, &qp->rq);
+}
+
+/**
+ * sroce_qp_error() - the data path moves @qp to ERR (IBTA 10.3.1)
+ * @qp: queue pair
+ *
+ * Any context except hard IRQ; no QP lock held.  Everything outstanding
+ * completes (flushed); an SRQ-attached QP reports its last WQE.
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		return;
+	}
+	qp->state = IB_QPS_ERR;
+	qp->attr.qp_state = IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	sroce_qp_flush(qp);
+	if (qp->ibqp.srq)
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* Drop everything queued: IBTA 10.3.1, RESET empties the work queues. */
@@ -232,7 +381,12 @@ static void sroce_wq_reset(struct sroce_wq *wq)
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+/**
+ * sroce_qp_event() - raise an affiliated asynchronous event
+ * @qp: queue pair
+ * @type: the event
+ */
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device		= qp->ibqp.device,
@@ -242,6 +396,23 @@ static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Stop timers and deferred work and keep them stopped (until RESET clears
+ * SROCE_QP_DYING).  Process context.
+ */
+static void sroce_qp_quiesce(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	set_bit(SROCE_QP_DYING, &qp->flags);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	del_timer_sync(&qp->retry_timer);
+	del_timer_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->resp_work);
+	cancel_work_sync(&qp->req_work);
 }
 
 /* Value checks ib_modify_qp_is_ok() leaves to the driver. */
@@ -308,7 +479,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = sroce_av_from_attr(&av, &attr->ah_attr);
 		if (err)
 			goto out;
+		spin_lock_irqsave(&qp->sq.lock, flags);
 		qp->av = av;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		qp->attr.ah_attr = attr->ah_attr;
 		/* Queries rebuild the AH attribute; keep no sgid_attr ref. */
 		qp->attr.ah_attr.grh.sgid_attr = NULL;
@@ -320,26 +493,47 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->attr.qkey = attr->qkey;
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = attr->qp_access_flags;
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		qp->attr.path_mtu = attr->path_mtu;
+		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
 	if (mask & IB_QP_DEST_QPN)
 		qp->attr.dest_qp_num = attr->dest_qp_num;
-	if (mask & IB_QP_RQ_PSN)
+	if (mask & IB_QP_RQ_PSN) {
 		qp->attr.rq_psn = attr->rq_psn & 0xffffff;
-	if (mask & IB_QP_SQ_PSN)
+		spin_lock_irqsave(&qp->resp.lock, flags);
+		qp->resp.epsn = qp->attr.rq_psn;
+		spin_unlock_irqrestore(&qp->resp.lock, flags);
+	}
+	if (mask & IB_QP_SQ_PSN) {
 		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		qp->req.psn = qp->attr.sq_psn;
+		qp->req.max_psn = qp->attr.sq_psn;
+		qp->req.acked_psn = qp->attr.sq_psn;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->attr.max_rd_atomic = attr->max_rd_atomic;
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		spin_lock_irqsave(&qp->resp.lock, flags);
+		qp->resp.nres = max_t(u32, attr->max_dest_rd_atomic, 1);
+		qp->resp.res_head = 0;
+		spin_unlock_irqrestore(&qp->resp.lock, flags);
+	}
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		qp->attr.min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_TIMEOUT)
 		qp->attr.timeout = attr->timeout;
-	if (mask & IB_QP_RETRY_CNT)
+	if (mask & IB_QP_RETRY_CNT) {
 		qp->attr.retry_cnt = attr->retry_cnt;
-	if (mask & IB_QP_RNR_RETRY)
+		qp->req.retry = attr->retry_cnt;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
 		qp->attr.rnr_retry = attr->rnr_retry;
+		qp->req.rnr_retry = attr->rnr_retry;
+	}
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
 
@@ -353,13 +547,30 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 		if (new == IB_QPS_ERR) {
 			sroce_qp_flush(qp);
+			if (ibqp->srq)
+				sroce_qp_event(qp,
+					       IB_EVENT_QP_LAST_WQE_REACHED);
 		} else if (new == IB_QPS_RESET) {
+			sroce_qp_quiesce(qp);
 			sroce_wq_reset(&qp->sq);
 			if (!ibqp->srq)
 				sroce_wq_reset(&qp->rq);
+			spin_lock_irqsave(&qp->sq.lock, flags);
+			spin_lock(&qp->resp.lock);
+			sroce_qp_reset_transport(qp);
+			spin_unlock(&qp->resp.lock);
+			spin_unlock_irqrestore(&qp->sq.lock, flags);
+			clear_bit(SROCE_QP_DYING, &qp->flags);
 		} else if (new == IB_QPS_SQD && qp->attr.en_sqd_async_notify) {
-			/* Nothing is ever in flight yet: drained at once. */
+			/*
+			 * SQD stops new messages at once (sroce_req_step); the
+			 * drained event is raised here, where a message is
+			 * never left half sent by more than one MTU burst.
+			 */
 			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		} else if (new == IB_QPS_RTS) {
+			/* SQD -> RTS resumes what waited. */
+			sroce_req_kick(qp);
 		}
 	}
 	err = 0;
@@ -403,7 +614,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	/* The receive softirq finds QPs under RCU: let it finish with us. */
 	synchronize_net();
-	cancel_work_sync(&qp->req_work);
+	sroce_qp_quiesce(qp);
+	sroce_qp_free_transport(qp);
 	sroce_queue_cleanup(&qp->sq.queue);
 	if (!ibqp->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
@@ -413,7 +625,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /*
  * Kernel QPs: write one ib_send_wr into the (kernel-only) SQ ring in the
- * rxe layout the requester consumes.  UD and GSI only for now.
+ * rxe layout the requester consumes.
  */
 static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 {
@@ -423,10 +635,6 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 	u64 len = 0;
 	int i;
 
-	if (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)
-		return -EOPNOTSUPP;
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
-		return -EINVAL;
 	if (wr->num_sge < 0 || (u32)wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
 	if (((prod + 1 - q->own) & q->index_mask) == 0)
@@ -442,10 +650,47 @@ static int sroce_post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 	wqe->wr.wr_id = wr->wr_id;
 	wqe->wr.opcode = wr->opcode;
 	wqe->wr.send_flags = wr->send_flags;
-	wqe->wr.ex.imm_data = wr->ex.imm_data;
-	wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
-	wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
-	wqe->wr.wr.ud.ah_num = to_sroce_ah(ud_wr(wr)->ah)->ah_num;
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wqe->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	default:
+		wqe->wr.ex.imm_data = wr->ex.imm_data;
+		break;
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->wr.wr.atomic.swap = atomic_wr(wr)->swap;
+		wqe->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		wqe->wr.wr.reg.mr = reg_wr(wr)->mr;
+		wqe->wr.wr.reg.key = reg_wr(wr)->key;
+		wqe->wr.wr.reg.access = reg_wr(wr)->access;
+		break;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		if (qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI) {
+			wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+			wqe->wr.wr.ud.ah_num =
+				to_sroce_ah(ud_wr(wr)->ah)->ah_num;
+		}
+		break;
+	default:
+		break;
+	}
 	wqe->dma.length = len;
 	if (wr->send_flags & IB_SEND_INLINE) {
 		u8 *p = wqe->dma.inline_data;
@@ -496,7 +741,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 	}
 	if (state == IB_QPS_ERR)
-		sroce_wq_flush(qp, &qp->sq, qp->scq, true);
+		sroce_sq_flush(qp);
 	else if (qp->user)
 		sroce_req_run(qp);	/* the doorbell: process context */
 	else
@@ -504,7 +749,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		 * Kernel ULPs post from any context, ib_mad with IRQs off under
 		 * its own lock, where the IP output path must not run.
 		 */
-		queue_work(system_highpri_wq, &qp->req_work);
+		sroce_req_kick(qp);
 	return err;
 }
 
@@ -583,6 +828,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	/* IBTA 10.3.1: work posted in ERR completes as flushed. */
 	if (state == IB_QPS_ERR)
-		sroce_wq_flush(qp, &qp->rq, qp->rcq, false);
+		sroce_wq_flush(qp, &qp->rq);
 	return err;
 }

@@ -8,6 +8,7 @@
 
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
@@ -26,7 +27,120 @@ struct sroce_cq;
 /* qp->flags bits */
 enum {
 	SROCE_QP_REQ_RUNNING,	/* an instance of sroce_req_run() is active */
+	SROCE_QP_REQ_PENDING,	/* the requester has work to look at */
+	SROCE_QP_DYING,		/* no more timers or work (destroy/reset) */
 };
+
+/* Outstanding request PSNs a requester lets fly before waiting for ACKs. */
+#define SROCE_REQ_WINDOW	512
+/* The requester asks for an ACK at least this often (IBTA 9.7.6.1.1). */
+#define SROCE_PKTS_PER_ACK	32
+
+/**
+ * struct sroce_swqe - kernel copy of one send WQE (STYLE rule 7)
+ *
+ * Taken from the ring once by the requester; the ring slot is handed back
+ * to the poster only when the WQE completes.  The transport fields are the
+ * requester's (written before it sends the WQE's first packet, under the
+ * SQ lock); the completer reads them under the same lock.
+ */
+struct sroce_swqe {
+	u64 wr_id;
+	u32 opcode;		/* IB_WR_* (the rxe ABI uses the same numbers) */
+	u32 send_flags;
+	u32 ex;			/* immediate (wire order) or rkey to invalidate */
+	u32 length;		/* message length in bytes */
+	u32 num_sge;		/* 0 with IB_SEND_INLINE */
+	u32 rkey;
+	u64 raddr;
+	u64 compare_add;
+	u64 swap;
+	/* UD */
+	u32 remote_qpn;
+	u32 remote_qkey;
+	u32 ah_num;
+	/* IB_WR_REG_MR (kernel QPs only) and IB_WR_BIND_MW */
+	struct ib_mr *reg_mr;
+	u32 reg_key;
+	u32 reg_access;
+	u64 mw_addr;
+	u64 mw_length;
+	/* Transport: PSNs this WQE occupies (RC/UC). */
+	u32 first_psn;
+	u32 last_psn;
+	bool started;		/* first packet sent (PSNs assigned) */
+	bool done;		/* nothing left to wait for; complete in order */
+	bool rd_atomic;		/* counted in req.rd_atomic */
+	u8 status;		/* enum ib_wc_status when done */
+	u32 resp_psn;		/* READ: next response PSN expected */
+	/* SGEs (struct rxe_sge) or inline bytes */
+	u64 data[];
+};
+
+/* Requester and completer state, under qp->sq.lock. */
+struct sroce_req {
+	u32 head;		/* oldest uncompleted WQE (ring index) */
+	u32 cur;		/* WQE the requester sends next */
+	u32 fetched;		/* WQEs [head, fetched) are copied */
+	u32 offset;		/* bytes of cur already sent */
+	u32 psn;		/* next PSN to send */
+	u32 max_psn;		/* one past the highest PSN ever sent */
+	u32 acked_psn;		/* every PSN before this is acknowledged */
+	u32 rd_atomic;		/* READ/ATOMIC WQEs awaiting responses */
+	u32 since_ack;		/* packets sent since the last AckReq */
+	u8 retry;		/* remaining retries (retry_cnt) */
+	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
+	bool rnr_wait;		/* waiting out an RNR NAK's timer */
+	bool progress;		/* the timer saw an ACK since it was armed */
+	size_t swqe_size;
+	struct sroce_swqe *swqe;	/* one per SQ ring slot */
+};
+
+/* Kernel copy of a receive WQE, with room for the largest SGE list. */
+struct sroce_recv_copy {
+	struct rxe_recv_wqe wqe;
+	struct rxe_sge sge[SROCE_MAX_SGE];
+};
+
+/* Read/atomic responder resources (IBTA 9.7.5.1.7, duplicate handling). */
+struct sroce_rdres {
+	u8 kind;		/* SROCE_KIND_READ_REQ or SROCE_KIND_ATOMIC */
+	u32 psn;		/* PSN of the request */
+	u32 npkts;		/* READ: response packets */
+	u32 sent;		/* READ: responses generated so far */
+	u32 msn;		/* MSN the responses carry */
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u64 orig;		/* ATOMIC: value returned (replayed if dup) */
+};
+
+/* Responder state, under qp->resp.lock. */
+struct sroce_resp {
+	spinlock_t lock;
+	u32 epsn;		/* expected PSN */
+	u32 msn;		/* messages completed */
+	u8 cur_kind;		/* message in progress: SEND/WRITE, or 0xff */
+	bool comm_est;		/* IB_EVENT_COMM_EST raised */
+	bool nak_sent;		/* a PSN sequence NAK is outstanding */
+	bool uc_drop;		/* UC: rest of the current message is lost */
+	bool have_wqe;		/* wqe holds the receive WQE of cur SEND */
+	u32 offset;		/* bytes of the current message placed */
+	u64 va;			/* WRITE in progress: target */
+	u32 rkey;
+	u32 wlen;		/* its RETH DMA length */
+	u32 nres;		/* entries in res[] */
+	u32 res_head;		/* oldest entry */
+	struct sroce_rdres *res;
+	struct sroce_recv_copy *wqe;
+};
+
+static inline struct sroce_swqe *sroce_swqe_at(struct sroce_req *req,
+					       u32 mask, u32 index)
+{
+	return (void *)((u8 *)req->swqe + (size_t)(index & mask) *
+			req->swqe_size);
+}
 
 struct sroce_wq {
 	struct sroce_queue queue;
@@ -48,8 +162,16 @@ struct sroce_qp {
 	bool sq_sig_all;
 	/* SROCE_QP_* bits */
 	unsigned long flags;
-	/* Runs the requester for kernel QPs, outside the poster's context. */
+	/* Runs the requester outside the poster's and the receiver's context. */
 	struct work_struct req_work;
+	/* Generates READ responses (deferred from the receive softirq). */
+	struct work_struct resp_work;
+	/* Retransmission (IBTA 9.7.6.1) and RNR back-off timers. */
+	struct timer_list retry_timer;
+	struct timer_list rnr_timer;
+	struct sroce_req req;
+	struct sroce_resp resp;
+	u32 mtu;		/* path MTU in bytes (RC/UC) */
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;
@@ -76,5 +198,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int sroce_wq_post_recv(struct sroce_wq *wq, const struct ib_recv_wr *wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 
 #endif /* SROCE_QP_H */

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Responder.  Context: the UDP receive softirq, to completion, with RCU
- * held by the caller (which also keeps the QP alive: QPs leave qp_xa and
- * wait for a grace period before they are freed).
+ * Responder (IBTA vol. 1 9.7.4, 9.7.5.1, 9.9.3): executes requests -
+ * SEND, RDMA WRITE, RDMA READ, atomics - checks PSNs, opcode sequence,
+ * R_Keys and access rights, and answers with ACKs, NAKs, RNR NAKs, READ
+ * responses and atomic ACKs.
  *
- * State of this file: UD (and GSI) SEND, with and without immediate.  The
- * RC/UC responder is not written yet.
+ * Context: the UDP receive softirq, to completion, with RCU held by the
+ * caller (which also keeps the QP alive: QPs leave qp_xa and wait for a
+ * grace period before they are freed).  Only READ responses longer than one
+ * packet are generated later, from the QP's resp_work (STYLE rule 2).
+ * Responder state is under qp->resp.lock; ACKs go out after it is dropped.
  *
  * Trust model: the packet is peer-controlled (already validated by the
  * portable core and the ICRC); the receive WQE may be user-controlled and
@@ -18,30 +22,30 @@
 
 #include "sroce/sroce_hdr.h"
 #include "sroce/sroce_opcode.h"
+#include "sroce/sroce_psn.h"
+#include "sroce_comp.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
 #include "sroce_qp.h"
 #include "sroce_resp.h"
+#include "sroce_req.h"
 #include "sroce_srq.h"
 #include "sroce_stats.h"
+#include "sroce_tx.h"
 
 #define SROCE_GRH_BYTES		40
-
-/* Receive WQE with room for the largest SGE list. */
-struct sroce_recv_copy {
-	struct rxe_recv_wqe wqe;
-	struct rxe_sge sge[SROCE_MAX_SGE];
-};
 
 /* Take the next receive WQE (from the QP's RQ or its SRQ); false if none. */
 static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc)
 {
-	struct sroce_wq *wq = qp->ibqp.srq ?
-			      &to_sroce_srq(qp->ibqp.srq)->rq : &qp->rq;
+	struct sroce_srq *srq = qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) :
+					       NULL;
+	struct sroce_wq *wq = srq ? &srq->rq : &qp->rq;
 	struct sroce_queue *q = &wq->queue;
+	struct ib_event ev;
 	unsigned long flags;
-	bool got = false;
+	bool got = false, limit = false;
 	size_t n;
 
 	spin_lock_irqsave(&wq->lock, flags);
@@ -50,8 +54,19 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc)
 		memcpy(rc, sroce_queue_consumer_addr(q), n);
 		sroce_queue_advance_consumer(q);
 		got = true;
+		/* IBTA 10.2.9.2: the armed limit fires once, then disarms. */
+		if (srq && srq->limit && sroce_queue_count(q) < srq->limit) {
+			srq->limit = 0;
+			limit = true;
+		}
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+	if (limit && srq->ibsrq.event_handler) {
+		ev.device = srq->ibsrq.device;
+		ev.element.srq = &srq->ibsrq;
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
 	/* Bound what the (possibly user-written) copy claims. */
 	if (got && rc->wqe.dma.num_sge > min_t(u32, wq->max_sge, SROCE_MAX_SGE))
 		rc->wqe.dma.num_sge = U32_MAX;
@@ -150,6 +165,651 @@ out:
 	kfree(rc);
 }
 
+#define SROCE_KIND_NONE		0xff
+
+/* What a request leaves for after the responder lock is dropped. */
+struct sroce_resp_out {
+	bool ack;		/* send an ACK, NAK or atomic ACK */
+	bool atomic;		/* ... an atomic ACK */
+	u8 syndrome;
+	u32 psn;
+	u32 msn;
+	u64 orig;
+	bool error;		/* move the QP to ERR */
+	bool read;		/* READ responses to generate */
+	int event;		/* async event, or -1 */
+};
+
+static void sroce_resp_nak(struct sroce_resp_out *out, u32 psn, u32 msn,
+			   u8 code, int event)
+{
+	out->ack = true;
+	out->syndrome = sroce_aeth_nak(code);
+	out->psn = psn;
+	out->msn = msn;
+	out->error = true;
+	out->event = event;
+}
+
+static void sroce_resp_ack(struct sroce_resp_out *out, u32 psn, u32 msn)
+{
+	out->ack = true;
+	out->syndrome = sroce_aeth_ack(SROCE_CREDIT_INVALID);
+	out->psn = psn;
+	out->msn = msn;
+}
+
+/* Send an ACK/NAK (IBTA 9.7.5.1) or an atomic ACK; any context. */
+static void sroce_resp_send_ack(struct sroce_qp *qp,
+				const struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	u8 buf[SROCE_BTH_BYTES + SROCE_AETH_BYTES + SROCE_ATMACKETH_BYTES];
+	struct sroce_pkt pkt = {};
+	int len;
+
+	pkt.bth.opcode = SROCE_OPC_RC | (out->atomic ?
+					 SROCE_OP_ATOMIC_ACKNOWLEDGE :
+					 SROCE_OP_ACKNOWLEDGE);
+	pkt.bth.pkey = 0xffff;
+	pkt.bth.dqpn = qp->attr.dest_qp_num;
+	pkt.bth.psn = out->psn;
+	pkt.aeth.syndrome = out->syndrome;
+	pkt.aeth.msn = out->msn;
+	pkt.atmack = out->orig;
+	len = sroce_pkt_build_hdrs(buf, sizeof(buf), &pkt);
+	if (len > 0)
+		sroce_xmit(sdev, &qp->av, sroce_qp_sport(qp), buf, len);
+}
+
+/* Receive completion for the WQE held in resp state. */
+static void sroce_resp_complete(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+				enum ib_wc_opcode opcode, u32 len,
+				enum ib_wc_status status)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	struct ib_wc wc = {
+		.wr_id		= rs->wqe->wqe.wr_id,
+		.status		= status,
+		.opcode		= opcode,
+		.byte_len	= len,
+		.qp		= &qp->ibqp,
+		.src_qp		= qp->attr.dest_qp_num,
+		.port_num	= 1,
+	};
+
+	if (status == IB_WC_SUCCESS) {
+		if (sroce_opcode_has(pkt->info, SROCE_HDR_IMMDT)) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = cpu_to_be32(pkt->imm);
+		} else if (sroce_opcode_has(pkt->info, SROCE_HDR_IETH)) {
+			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey = pkt->ieth_rkey;
+		}
+		sroce_count(sdev->stats, SROCE_CNT_RX_DELIVERED, 1);
+	}
+	rs->have_wqe = false;
+	sroce_cq_post(qp->rcq, &wc, pkt->bth.se);
+}
+
+/* SEND FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.3 ff.). */
+static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
+			    const struct sroce_pkt *pkt,
+			    unsigned int payload_off, struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool first = pkt->info->flags & SROCE_OPF_FIRST;
+	bool last = pkt->info->flags & SROCE_OPF_LAST;
+	u32 psn = pkt->bth.psn;
+	enum ib_wc_status st;
+
+	if (first) {
+		if (!rs->have_wqe && !sroce_resp_get_wqe(qp, rs->wqe)) {
+			if (rc) {
+				/* IBTA 9.7.5.1.3: RNR NAK, PSN not consumed. */
+				sroce_count(sdev->stats, SROCE_CNT_TX_RNR_NAK, 1);
+				out->ack = true;
+				out->syndrome =
+					sroce_aeth_rnr(qp->attr.min_rnr_timer);
+				out->psn = psn;
+				out->msn = rs->msn;
+				return;
+			}
+			/* UC: the message is dropped (IBTA 9.8.3.1). */
+			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
+			rs->uc_drop = !last;
+			rs->cur_kind = last ? SROCE_KIND_NONE : SROCE_KIND_SEND;
+			rs->epsn = sroce_psn_add(psn, 1);
+			return;
+		}
+		rs->have_wqe = true;
+		rs->offset = 0;
+		rs->cur_kind = SROCE_KIND_SEND;
+	}
+	rs->epsn = sroce_psn_add(psn, 1);
+	if (rs->uc_drop) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
+		if (last) {
+			rs->uc_drop = false;
+			rs->cur_kind = SROCE_KIND_NONE;
+		}
+		return;
+	}
+
+	st = rs->wqe->wqe.dma.num_sge == U32_MAX ? IB_WC_LOC_LEN_ERR :
+	     sroce_sge_from_skb(sdev, qp->ibqp.pd, rs->wqe->sge,
+				rs->wqe->wqe.dma.num_sge, rs->offset, skb,
+				payload_off, pkt->payload_len);
+	if (st != IB_WC_SUCCESS) {
+		/* IBTA 9.9.3.1: the message cannot be placed. */
+		sroce_resp_complete(qp, pkt, IB_WC_RECV, rs->offset, st);
+		rs->cur_kind = SROCE_KIND_NONE;
+		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+		if (rc)
+			sroce_resp_nak(out, psn, rs->msn,
+				       st == IB_WC_LOC_LEN_ERR ?
+				       SROCE_NAK_INVALID_REQ :
+				       SROCE_NAK_REMOTE_OP_ERR, -1);
+		else
+			out->error = true;
+		return;
+	}
+	rs->offset += pkt->payload_len;
+	if (last) {
+		st = IB_WC_SUCCESS;
+		if (sroce_opcode_has(pkt->info, SROCE_HDR_IETH) &&
+		    sroce_mem_invalidate(sdev, pkt->ieth_rkey, qp->ibqp.pd)) {
+			st = IB_WC_REM_INV_REQ_ERR;
+			sroce_resp_nak(out, psn, rs->msn,
+				       SROCE_NAK_INVALID_REQ, -1);
+		}
+		sroce_resp_complete(qp, pkt, IB_WC_RECV, rs->offset, st);
+		rs->cur_kind = SROCE_KIND_NONE;
+		rs->msn = sroce_msn_add(rs->msn, 1);
+	}
+	if (rc && pkt->bth.ack_req && !out->ack)
+		sroce_resp_ack(out, psn, rs->msn);
+}
+
+/* Look up @rkey for @access over [va, va + len) in @qp's PD. */
+static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
+					 u64 va, u32 len, int access)
+{
+	struct sroce_mem *mem = sroce_mem_get(to_sroce_dev(qp->ibqp.device),
+					      rkey);
+
+	if (mem && sroce_mem_check(mem, qp->ibqp.pd, va, len, access)) {
+		sroce_mem_put(mem);
+		mem = NULL;
+	}
+	return mem;
+}
+
+/* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.4). */
+static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
+			     const struct sroce_pkt *pkt,
+			     unsigned int payload_off,
+			     struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool first = pkt->info->flags & SROCE_OPF_FIRST;
+	bool last = pkt->info->flags & SROCE_OPF_LAST;
+	bool imm = sroce_opcode_has(pkt->info, SROCE_HDR_IMMDT);
+	u32 psn = pkt->bth.psn, len = pkt->payload_len;
+	struct sroce_mem *mem = NULL;
+	int err = 0;
+
+	if (first) {
+		rs->va = pkt->reth.va;
+		rs->rkey = pkt->reth.rkey;
+		rs->wlen = pkt->reth.dma_len;
+		rs->offset = 0;
+		rs->uc_drop = false;
+		rs->cur_kind = SROCE_KIND_WRITE;
+	}
+	if (rs->uc_drop) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
+		rs->epsn = sroce_psn_add(psn, 1);
+		if (last) {
+			rs->uc_drop = false;
+			rs->cur_kind = SROCE_KIND_NONE;
+		}
+		return;
+	}
+	/* The message may not overrun (or, at its end, fall short of) RETH. */
+	if (len > rs->wlen - rs->offset ||
+	    (last && rs->offset + len != rs->wlen)) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+		goto bad_req;
+	}
+	/* With immediate, a receive WQE is consumed: need one first. */
+	if (last && imm && !rs->have_wqe) {
+		if (!sroce_resp_get_wqe(qp, rs->wqe)) {
+			if (rc) {
+				sroce_count(sdev->stats, SROCE_CNT_TX_RNR_NAK, 1);
+				out->ack = true;
+				out->syndrome =
+					sroce_aeth_rnr(qp->attr.min_rnr_timer);
+				out->psn = psn;
+				out->msn = rs->msn;
+				return;
+			}
+			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
+			rs->epsn = sroce_psn_add(psn, 1);
+			rs->cur_kind = SROCE_KIND_NONE;
+			return;
+		}
+		rs->have_wqe = true;
+	}
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		goto access;
+	if (len) {
+		mem = sroce_resp_rkey(qp, rs->rkey, rs->va + rs->offset, len,
+				      IB_ACCESS_REMOTE_WRITE);
+		if (!mem)
+			goto access;
+		err = sroce_mem_from_skb(mem, rs->va + rs->offset, skb,
+					 payload_off, len);
+		sroce_mem_put(mem);
+		if (err)
+			goto access;
+	}
+	rs->offset += len;
+	rs->epsn = sroce_psn_add(psn, 1);
+	if (last) {
+		if (imm)
+			sroce_resp_complete(qp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
+					    rs->wlen, IB_WC_SUCCESS);
+		rs->cur_kind = SROCE_KIND_NONE;
+		rs->msn = sroce_msn_add(rs->msn, 1);
+	}
+	if (rc && pkt->bth.ack_req)
+		sroce_resp_ack(out, psn, rs->msn);
+	return;
+
+access:
+	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
+	rs->cur_kind = SROCE_KIND_NONE;
+	if (rc) {
+		sroce_resp_nak(out, psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
+			       IB_EVENT_QP_ACCESS_ERR);
+	} else {
+		rs->uc_drop = !last;
+		rs->epsn = sroce_psn_add(psn, 1);
+	}
+	return;
+bad_req:
+	rs->cur_kind = SROCE_KIND_NONE;
+	if (rc) {
+		sroce_resp_nak(out, psn, rs->msn, SROCE_NAK_INVALID_REQ,
+			       IB_EVENT_QP_REQ_ERR);
+	} else {
+		rs->uc_drop = !last;
+		rs->epsn = sroce_psn_add(psn, 1);
+	}
+}
+
+static struct sroce_rdres *sroce_resp_new_res(struct sroce_resp *rs)
+{
+	struct sroce_rdres *res = &rs->res[rs->res_head];
+
+	rs->res_head = (rs->res_head + 1) % rs->nres;
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+/* RDMA READ request (IBTA 9.7.4.1.5): responses are generated later. */
+static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			    struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	u32 len = pkt->reth.dma_len;
+	struct sroce_rdres *res;
+	struct sroce_mem *mem;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
+		goto access;
+	if (len) {
+		mem = sroce_resp_rkey(qp, pkt->reth.rkey, pkt->reth.va, len,
+				      IB_ACCESS_REMOTE_READ);
+		if (!mem)
+			goto access;
+		sroce_mem_put(mem);
+	}
+	res = sroce_resp_new_res(rs);
+	res->kind = SROCE_KIND_READ_REQ;
+	res->psn = pkt->bth.psn;
+	res->npkts = max_t(u32, DIV_ROUND_UP(len, qp->mtu), 1);
+	res->va = pkt->reth.va;
+	res->rkey = pkt->reth.rkey;
+	res->length = len;
+	rs->msn = sroce_msn_add(rs->msn, 1);
+	res->msn = rs->msn;
+	rs->epsn = sroce_psn_add(pkt->bth.psn, res->npkts);
+	out->read = true;
+	return;
+access:
+	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
+	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
+		       IB_EVENT_QP_ACCESS_ERR);
+}
+
+/* CmpSwap / FetchAdd (IBTA 9.7.4.1.6 ff.), executed here and now. */
+static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			      struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	const struct sroce_atmeth *a = &pkt->atmeth;
+	struct sroce_rdres *res;
+	struct sroce_mem *mem;
+	u64 orig;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
+		goto access;
+	if (a->va & 7) {
+		/* C9-?? (9.4.5): atomics need a naturally aligned address. */
+		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
+			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mem = sroce_resp_rkey(qp, a->rkey, a->va, sizeof(u64),
+			      IB_ACCESS_REMOTE_ATOMIC);
+	if (!mem)
+		goto access;
+	orig = sroce_mem_atomic(mem, a->va,
+				(pkt->bth.opcode & 0x1f) ==
+				SROCE_OP_COMPARE_SWAP,
+				(pkt->bth.opcode & 0x1f) ==
+				SROCE_OP_COMPARE_SWAP ? a->compare :
+				a->swap_add, a->swap_add);
+	sroce_mem_put(mem);
+
+	res = sroce_resp_new_res(rs);
+	res->kind = SROCE_KIND_ATOMIC;
+	res->psn = pkt->bth.psn;
+	res->orig = orig;
+	rs->msn = sroce_msn_add(rs->msn, 1);
+	res->msn = rs->msn;
+	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
+	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
+	out->atomic = true;
+	out->orig = orig;
+	return;
+access:
+	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
+	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
+		       IB_EVENT_QP_ACCESS_ERR);
+}
+
+/*
+ * A duplicate request (IBTA 9.7.5.1.2): SENDs and WRITEs are acknowledged
+ * again without being executed; READs are answered again from the
+ * duplicate's PSN on; atomics replay the saved result.
+ */
+static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			   struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	u32 psn = pkt->bth.psn, i;
+	struct sroce_rdres *res;
+
+	sroce_count(sdev->stats, SROCE_CNT_RX_DUP_REQUEST, 1);
+	switch (pkt->info->kind) {
+	case SROCE_KIND_READ_REQ:
+		for (i = 0; i < rs->nres; i++) {
+			res = &rs->res[i];
+			if (res->kind != SROCE_KIND_READ_REQ ||
+			    !sroce_psn_in_window(psn, res->psn, res->npkts))
+				continue;
+			res->sent = sroce_psn_dist(res->psn, psn);
+			out->read = true;
+			return;
+		}
+		return;
+	case SROCE_KIND_ATOMIC:
+		for (i = 0; i < rs->nres; i++) {
+			res = &rs->res[i];
+			if (res->kind != SROCE_KIND_ATOMIC || res->psn != psn)
+				continue;
+			sroce_resp_ack(out, psn, res->msn);
+			out->atomic = true;
+			out->orig = res->orig;
+			return;
+		}
+		return;
+	default:
+		if (pkt->bth.ack_req)
+			sroce_resp_ack(out, psn, rs->msn);
+		return;
+	}
+}
+
+/* An RC/UC request at the expected PSN, opcode sequence checked. */
+static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
+			       const struct sroce_pkt *pkt,
+			       unsigned int payload_off,
+			       struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool first = pkt->info->flags & SROCE_OPF_FIRST;
+	u8 kind = pkt->info->kind;
+
+	/* IBTA 9.7.4.1.1 (C9-84): a message continues with its own kind. */
+	if (rs->cur_kind != SROCE_KIND_NONE ?
+	    (first || kind != rs->cur_kind) : !first) {
+		if (!rc) {
+			/* UC: abandon the message; resync at the next one. */
+			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
+			rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
+			if (rs->cur_kind == SROCE_KIND_NONE || first) {
+				rs->cur_kind = SROCE_KIND_NONE;
+				rs->uc_drop = false;
+			} else {
+				rs->uc_drop = true;
+			}
+			return;
+		}
+		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
+			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+
+	switch (kind) {
+	case SROCE_KIND_SEND:
+		sroce_resp_send(qp, skb, pkt, payload_off, out);
+		break;
+	case SROCE_KIND_WRITE:
+		sroce_resp_write(qp, skb, pkt, payload_off, out);
+		break;
+	case SROCE_KIND_READ_REQ:
+		sroce_resp_read(qp, pkt, out);
+		break;
+	case SROCE_KIND_ATOMIC:
+		sroce_resp_atomic(qp, pkt, out);
+		break;
+	default:
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+		break;
+	}
+}
+
+/* RC and UC requests. */
+static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
+			    const struct sroce_pkt *pkt,
+			    unsigned int payload_off)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp_out out = { .event = -1 };
+	struct sroce_resp *rs = &qp->resp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool comm_est = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rs->lock, flags);
+	if (!rs->comm_est) {
+		/* IBTA 11.6.3: the first packet received in RTR. */
+		rs->comm_est = true;
+		comm_est = qp->state == IB_QPS_RTR;
+	}
+	switch (sroce_psn_classify(pkt->bth.psn, rs->epsn)) {
+	case SROCE_PSN_DUPLICATE:
+		if (rc)
+			sroce_resp_dup(qp, pkt, &out);
+		else
+			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
+		break;
+	case SROCE_PSN_AHEAD:
+		sroce_count(sdev->stats, SROCE_CNT_RX_OUT_OF_SEQ, 1);
+		if (rc) {
+			/* IBTA 9.7.5.1.1: one NAK until the gap is filled. */
+			if (!rs->nak_sent) {
+				rs->nak_sent = true;
+				sroce_count(sdev->stats, SROCE_CNT_TX_SEQ_NAK, 1);
+				out.ack = true;
+				out.syndrome =
+					sroce_aeth_nak(SROCE_NAK_PSN_SEQ_ERR);
+				out.psn = rs->epsn;
+				out.msn = rs->msn;
+			}
+			break;
+		}
+		/* UC (IBTA 9.8.3.1): packets were lost; start over here. */
+		if (rs->cur_kind != SROCE_KIND_NONE)
+			rs->uc_drop = true;
+		rs->epsn = pkt->bth.psn;
+		fallthrough;
+	case SROCE_PSN_EXPECTED:
+		rs->nak_sent = false;
+		sroce_resp_request(qp, skb, pkt, payload_off, &out);
+		break;
+	}
+	spin_unlock_irqrestore(&rs->lock, flags);
+
+	if (comm_est)
+		sroce_qp_event(qp, IB_EVENT_COMM_EST);
+	if (out.ack)
+		sroce_resp_send_ack(qp, &out);
+	if (out.read)
+		queue_work(sroce_wq, &qp->resp_work);
+	if (out.error) {
+		if (out.event >= 0)
+			sroce_qp_event(qp, out.event);
+		sroce_qp_error(qp);
+	}
+}
+
+/*
+ * Build the next READ response packet under the responder lock; NULL when
+ * none is due.  Responses go out in request order.
+ */
+static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_rdres *res = NULL;
+	struct sroce_pkt pkt = {};
+	struct sroce_mem *mem;
+	struct sk_buff *skb;
+	u32 i, off, len, pad;
+	u8 op;
+	int hdr;
+
+	for (i = 0; i < rs->nres; i++) {
+		struct sroce_rdres *r = &rs->res[(rs->res_head + i) % rs->nres];
+
+		if (r->kind == SROCE_KIND_READ_REQ && r->sent < r->npkts) {
+			res = r;
+			break;
+		}
+	}
+	if (!res)
+		return NULL;
+
+	off = res->sent * qp->mtu;
+	len = min(qp->mtu, res->length - off);
+	if (res->npkts == 1)
+		op = SROCE_OP_READ_RESPONSE_ONLY;
+	else if (res->sent == 0)
+		op = SROCE_OP_READ_RESPONSE_FIRST;
+	else if (res->sent == res->npkts - 1)
+		op = SROCE_OP_READ_RESPONSE_LAST;
+	else
+		op = SROCE_OP_READ_RESPONSE_MIDDLE;
+	pkt.bth.opcode = SROCE_OPC_RC | op;
+	pkt.bth.pkey = 0xffff;
+	pkt.bth.dqpn = qp->attr.dest_qp_num;
+	pkt.bth.psn = sroce_psn_add(res->psn, res->sent);
+	pkt.aeth.syndrome = sroce_aeth_ack(SROCE_CREDIT_INVALID);
+	pkt.aeth.msn = res->msn;
+	pkt.payload_len = len;
+	pad = sroce_pad_for(len);
+	res->sent++;
+
+	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
+	skb = sroce_tx_alloc(sdev, hdr + len + pad);
+	if (!skb)
+		return NULL;	/* the requester's timer asks again */
+	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr)
+		goto drop;
+	if (len) {
+		/* Checked at request time; the MR may have gone since. */
+		mem = sroce_resp_rkey(qp, res->rkey, res->va + off, len,
+				      IB_ACCESS_REMOTE_READ);
+		if (!mem)
+			goto drop;
+		sroce_mem_copy(mem, res->va + off, skb->data + hdr, len,
+			       SROCE_FROM_MEM);
+		sroce_mem_put(mem);
+	}
+	memset(skb->data + hdr + len, 0, pad);
+	return skb;
+drop:
+	res->sent = res->npkts;
+	kfree_skb(skb);
+	return NULL;
+}
+
+/**
+ * sroce_resp_read_work() - generate READ responses (process context)
+ * @work: the QP's resp_work
+ */
+void sroce_resp_read_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	struct sk_buff *skb;
+	unsigned long flags;
+	struct sroce_av av;
+	int budget = 256;
+
+	while (budget--) {
+		spin_lock_irqsave(&rs->lock, flags);
+		skb = NULL;
+		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
+			skb = sroce_resp_read_next(qp);
+		av = qp->av;
+		spin_unlock_irqrestore(&rs->lock, flags);
+		if (!skb)
+			return;
+		sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
+	}
+	if (!test_bit(SROCE_QP_DYING, &qp->flags))
+		queue_work(sroce_wq, &qp->resp_work);
+}
+
 /**
  * sroce_resp_rx() - a validated packet for @qp
  * @qp: destination QP
@@ -162,22 +822,43 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	bool ud = qp->ibqp.qp_type == IB_QPT_UD ||
-		  qp->ibqp.qp_type == IB_QPT_GSI;
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	u8 qpt = pkt->info->qpt;
 
 	/* IBTA 10.3.1: packets are accepted from RTR on, and not in ERR. */
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QP_STATE, 1);
 		return;
 	}
-	if (ud && pkt->info->qpt == SROCE_QPT_UD) {
-		sroce_resp_ud(qp, skb, pkt, payload_off);
+	switch (type) {
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		if (qpt == SROCE_QPT_UD) {
+			sroce_resp_ud(qp, skb, pkt, payload_off);
+			return;
+		}
+		break;
+	case IB_QPT_RC:
+		if (qpt != SROCE_QPT_RC)
+			break;
+		/* C9-?? (9.6.1): the source must be the connected peer. */
+		if (pkt->info->flags & SROCE_OPF_RESP) {
+			sroce_comp_rx(qp, skb, pkt, payload_off);
+			return;
+		}
+		if (pkt->info->kind == SROCE_KIND_FLUSH ||
+		    pkt->info->kind == SROCE_KIND_ATOMIC_WRITE)
+			break;
+		sroce_resp_conn(qp, skb, pkt, payload_off);
 		return;
-	}
-	if (ud || pkt->info->qpt == SROCE_QPT_UD) {
-		/* Opcode of another transport than the QP's (IBTA 9.6.1). */
-		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE, 1);
+	case IB_QPT_UC:
+		if (qpt != SROCE_QPT_UC || (pkt->info->flags & SROCE_OPF_RESP))
+			break;
+		sroce_resp_conn(qp, skb, pkt, payload_off);
 		return;
+	default:
+		break;
 	}
-	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
+	/* Opcode of another transport than the QP's (IBTA 9.6.1). */
+	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE, 1);
 }

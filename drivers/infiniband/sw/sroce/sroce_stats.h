@@ -26,8 +26,22 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_QKEY,		/* UD Q_Key violation */
 	SROCE_CNT_RX_DROP_NO_RECV,	/* UD: no receive WQE posted */
 	SROCE_CNT_RX_DELIVERED,		/* messages completed to a receive WQE */
+	SROCE_CNT_RX_DUP_REQUEST,	/* RC duplicate request (re-acked) */
+	SROCE_CNT_RX_OUT_OF_SEQ,	/* request PSN ahead of expected */
+	SROCE_CNT_RX_DROP_UC_MSG,	/* UC packet of a message already lost */
+	SROCE_CNT_RX_DROP_STALE_RESP,	/* response/ACK for nothing outstanding */
+	SROCE_CNT_RX_BAD_REQUEST,	/* NAK: invalid request */
+	SROCE_CNT_RX_ACCESS_ERR,	/* NAK: remote access error */
+	SROCE_CNT_TX_RNR_NAK,		/* RNR NAKs sent (no receive posted) */
+	SROCE_CNT_TX_SEQ_NAK,		/* PSN sequence error NAKs sent */
+	SROCE_CNT_RX_RNR_NAK,		/* RNR NAKs received */
+	SROCE_CNT_RX_NAK,		/* other NAKs received */
+	SROCE_CNT_RETRY_TIMEOUT,	/* retransmissions after a timeout */
+	SROCE_CNT_RETRY_SEQ,		/* retransmissions after a NAK/gap */
+	SROCE_CNT_RETRY_EXCEEDED,	/* WQEs failed after all retries */
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_BYTES,
+	SROCE_CNT_TX_ERRORS,		/* packets the IP layer refused */
 	SROCE_NUM_COUNTERS,
 };
 

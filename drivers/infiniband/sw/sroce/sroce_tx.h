@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Requester and packet transmission. */
+/* RoCEv2 packet transmission. */
 #ifndef SROCE_TX_H
 #define SROCE_TX_H
 
 #include <linux/types.h>
 
+struct sk_buff;
 struct sroce_dev;
 struct sroce_av;
-struct sroce_qp;
 
+struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
+int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
+		  u16 sport, struct sk_buff *skb);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
 	       const u8 *ib, u32 ib_len);
-void sroce_req_run(struct sroce_qp *qp);
 
 #endif /* SROCE_TX_H */

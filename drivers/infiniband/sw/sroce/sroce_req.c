@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Requester (IBTA vol. 1 9.7, requester side): turns send WQEs into
+ * packets, segmenting messages at the path MTU and numbering them with
+ * 24-bit PSNs, and executes the local operations (LOCAL_INV, REG_MR).
+ *
+ * Context: exactly one executor per QP (STYLE rule 2).  sroce_req_run()
+ * runs from a user QP's doorbell (process context) or from the QP's work
+ * item; the receive path and the timers never run it inline, they kick it
+ * with sroce_req_kick().  A run sends at most SROCE_REQ_BUDGET packets and
+ * hands the rest to the work item.  Each packet is built under qp->sq.lock,
+ * which the completer (receive softirq, timers) shares, and sent after the
+ * lock is dropped.
+ *
+ * Trust model: user WQEs are copied out of the ring once into the QP's
+ * kernel shadow (struct sroce_swqe) and only the copy is used; SGE counts,
+ * inline lengths and every lkey are checked before use.
+ */
+#include <linux/hash.h>
+#include <linux/slab.h>
+
+#include "sroce/sroce_hdr.h"
+#include "sroce/sroce_opcode.h"
+#include "sroce/sroce_psn.h"
+#include "sroce_av.h"
+#include "sroce_comp.h"
+#include "sroce_cq.h"
+#include "sroce_dev.h"
+#include "sroce_mr.h"
+#include "sroce_qp.h"
+#include "sroce_req.h"
+#include "sroce_stats.h"
+#include "sroce_tx.h"
+
+#define SROCE_REQ_BUDGET	256
+
+/* Largest message: the RETH DMA length is 32 bits (IBTA 9.3.3). */
+#define SROCE_MAX_MSG		(1U << 31)
+
+/**
+ * sroce_qp_sport() - UDP source port of @qp's packets
+ * @qp: queue pair
+ *
+ * Stable per QP, spread over the dynamic range for ECMP (Annex A17.3).
+ */
+u16 sroce_qp_sport(const struct sroce_qp *qp)
+{
+	return 0xc000 | hash_32(qp->ibqp.qp_num, 14);
+}
+
+/** sroce_wqe_is_local() - @w is executed locally and uses no PSN */
+bool sroce_wqe_is_local(const struct sroce_swqe *w)
+{
+	return w->opcode == IB_WR_LOCAL_INV || w->opcode == IB_WR_REG_MR ||
+	       w->opcode == IB_WR_BIND_MW;
+}
+
+static bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
+{
+	return w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/**
+ * sroce_wqe_npkts() - PSNs a WQE occupies
+ * @qp: its QP (for the path MTU)
+ * @w: the WQE
+ *
+ * A READ uses one PSN per response packet (IBTA 9.7.1), so it is counted
+ * like a WRITE of the same length.
+ */
+u32 sroce_wqe_npkts(const struct sroce_qp *qp, const struct sroce_swqe *w)
+{
+	if (sroce_wqe_is_atomic(w))
+		return 1;
+	return max_t(u32, DIV_ROUND_UP(w->length, qp->mtu), 1);
+}
+
+/* Opcodes each transport carries (IBTA 9.8.3, table 41). */
+static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp, u32 opcode)
+{
+	enum ib_qp_type t = qp->ibqp.qp_type;
+
+	switch (opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+		return t == IB_QPT_RC || t == IB_QPT_UC;
+	case IB_WR_REG_MR:
+		return (t == IB_QPT_RC || t == IB_QPT_UC) && !qp->user;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Copy ring slot req.fetched into its shadow, the one read of the (maybe
+ * user-written) WQE.  A malformed WQE is marked done with its error.
+ */
+static void sroce_req_fetch(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct rxe_send_wqe *r = sroce_queue_addr(q, req->fetched);
+	struct sroce_swqe *w = sroce_swqe_at(req, q->index_mask, req->fetched);
+	size_t cap = req->swqe_size - sizeof(*w);
+	struct rxe_dma_info dma;
+	struct rxe_send_wr wr;
+	struct rxe_sge *sge;
+	u64 len = 0;
+	u32 i;
+
+	memcpy(&wr, &r->wr, sizeof(wr));
+	memcpy(&dma, &r->dma, sizeof(dma));
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr.wr_id;
+	w->opcode = wr.opcode;
+	w->send_flags = wr.send_flags;
+	w->ex = wr.ex.invalidate_rkey;
+	w->status = IB_WC_SUCCESS;
+	req->fetched = (req->fetched + 1) & q->index_mask;
+
+	switch (w->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->raddr = wr.wr.rdma.remote_addr;
+		w->rkey = wr.wr.rdma.rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->raddr = wr.wr.atomic.remote_addr;
+		w->rkey = wr.wr.atomic.rkey;
+		w->compare_add = wr.wr.atomic.compare_add;
+		w->swap = wr.wr.atomic.swap;
+		break;
+	case IB_WR_REG_MR:
+		/* Only kernel QPs get here: the pointer is the kernel's. */
+		w->reg_mr = wr.wr.reg.mr;
+		w->reg_key = wr.wr.reg.key;
+		w->reg_access = wr.wr.reg.access;
+		break;
+	default:
+		w->remote_qpn = wr.wr.ud.remote_qpn & 0xffffff;
+		w->remote_qkey = wr.wr.ud.remote_qkey;
+		w->ah_num = wr.wr.ud.ah_num;
+		break;
+	}
+
+	if (!sroce_wqe_opcode_ok(qp, w->opcode)) {
+		w->status = IB_WC_LOC_QP_OP_ERR;
+		goto bad;
+	}
+	if (sroce_wqe_is_local(w))
+		return;
+
+	if (w->send_flags & IB_SEND_INLINE) {
+		if (dma.length > qp->sq.max_inline || dma.length > cap) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			goto bad;
+		}
+		w->length = dma.length;
+		memcpy(w->data, r->dma.inline_data, w->length);
+		return;
+	}
+	if (dma.num_sge > qp->sq.max_sge ||
+	    dma.num_sge * sizeof(struct rxe_sge) > cap) {
+		w->status = IB_WC_LOC_LEN_ERR;
+		goto bad;
+	}
+	w->num_sge = dma.num_sge;
+	memcpy(w->data, r->dma.sge, w->num_sge * sizeof(struct rxe_sge));
+	sge = (struct rxe_sge *)w->data;
+	for (i = 0; i < w->num_sge; i++)
+		len += sge[i].length;
+	if (len > SROCE_MAX_MSG ||
+	    (sroce_wqe_is_atomic(w) && len < sizeof(u64))) {
+		w->status = IB_WC_LOC_LEN_ERR;
+		goto bad;
+	}
+	w->length = sroce_wqe_is_atomic(w) ? sizeof(u64) : len;
+	return;
+bad:
+	w->done = true;
+}
+
+/*
+ * Gather @len bytes of @w's message, from byte @off on, into @dst.  Each
+ * SGE's lkey is looked up and checked for the bytes actually used.
+ */
+static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
+					  const struct sroce_swqe *w, u32 off,
+					  u8 *dst, u32 len)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	const struct rxe_sge *sge = (const void *)w->data;
+	struct sroce_mem *mem;
+	u32 i, n;
+
+	if (!w->num_sge) {
+		memcpy(dst, (const u8 *)w->data + off, len);
+		return IB_WC_SUCCESS;
+	}
+	for (i = 0; i < w->num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mem = sroce_mem_get(sdev, sge[i].lkey);
+		if (!mem)
+			return IB_WC_LOC_PROT_ERR;
+		if (sroce_mem_check(mem, qp->ibqp.pd, sge[i].addr + off, n, 0)) {
+			sroce_mem_put(mem);
+			return IB_WC_LOC_PROT_ERR;
+		}
+		sroce_mem_copy(mem, sge[i].addr + off, dst, n, SROCE_FROM_MEM);
+		sroce_mem_put(mem);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
+/* Execute a local operation (IBTA 10.6.3.3 / 10.7); its status. */
+static enum ib_wc_status sroce_req_local(struct sroce_qp *qp,
+					 struct sroce_swqe *w)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+
+	switch (w->opcode) {
+	case IB_WR_LOCAL_INV:
+		if (sroce_mem_invalidate(sdev, w->ex, qp->ibqp.pd))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	case IB_WR_REG_MR:
+		if (w->reg_mr->pd != qp->ibqp.pd ||
+		    sroce_mem_fast_reg(to_sroce_mr(w->reg_mr), w->reg_key,
+				       w->reg_access))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/* Build the one packet of a UD/GSI SEND. */
+static enum ib_wc_status sroce_req_ud(struct sroce_qp *qp,
+				      struct sroce_swqe *w,
+				      struct sk_buff **skbp,
+				      struct sroce_av *av)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	u32 mtu = sroce_path_mtu(READ_ONCE(sdev->ndev->mtu));
+	bool imm = w->opcode == IB_WR_SEND_WITH_IMM;
+	struct sroce_pkt pkt = {};
+	enum ib_wc_status st;
+	struct sroce_av *avp;
+	struct sk_buff *skb;
+	u32 pad = sroce_pad_for(w->length);
+	int hdr;
+
+	if (w->length > mtu)
+		return IB_WC_LOC_LEN_ERR;	/* UD messages fit one packet */
+	rcu_read_lock();
+	avp = xa_load(&sdev->ah_xa, w->ah_num);
+	if (avp)
+		*av = *avp;
+	rcu_read_unlock();
+	if (!avp)
+		return IB_WC_LOC_QP_OP_ERR;
+
+	pkt.bth.opcode = SROCE_OPC_UD | (imm ? SROCE_OP_SEND_ONLY_IMM :
+					       SROCE_OP_SEND_ONLY);
+	pkt.bth.se = w->send_flags & IB_SEND_SOLICITED;
+	pkt.bth.pkey = 0xffff;
+	pkt.bth.dqpn = w->remote_qpn;
+	pkt.bth.psn = qp->req.psn;
+	/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's". */
+	pkt.deth.qkey = (w->remote_qkey & 0x80000000) ? qp->attr.qkey :
+							w->remote_qkey;
+	pkt.deth.sqpn = qp->ibqp.qp_num;
+	pkt.imm = be32_to_cpu((__force __be32)w->ex);
+	pkt.payload_len = w->length;
+
+	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
+	skb = sroce_tx_alloc(sdev, hdr + w->length + pad);
+	if (!skb)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr) {
+		kfree_skb(skb);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	st = sroce_req_gather(qp, w, 0, skb->data + hdr, w->length);
+	if (st != IB_WC_SUCCESS) {
+		kfree_skb(skb);
+		return st;
+	}
+	memset(skb->data + hdr + w->length, 0, pad);
+	qp->req.psn = sroce_psn_add(qp->req.psn, 1);
+	*skbp = skb;
+	return IB_WC_SUCCESS;
+}
+
+/* BTH opcode of the packet of @w that starts at message byte @off. */
+static u8 sroce_req_opcode(const struct sroce_qp *qp,
+			   const struct sroce_swqe *w, u32 off, bool last)
+{
+	u8 base = qp->ibqp.qp_type == IB_QPT_RC ? SROCE_OPC_RC : SROCE_OPC_UC;
+	bool first = off == 0;
+
+	switch (w->opcode) {
+	case IB_WR_SEND:
+		return base | (first ? (last ? SROCE_OP_SEND_ONLY :
+					       SROCE_OP_SEND_FIRST) :
+				       (last ? SROCE_OP_SEND_LAST :
+					       SROCE_OP_SEND_MIDDLE));
+	case IB_WR_SEND_WITH_IMM:
+		return base | (first ? (last ? SROCE_OP_SEND_ONLY_IMM :
+					       SROCE_OP_SEND_FIRST) :
+				       (last ? SROCE_OP_SEND_LAST_IMM :
+					       SROCE_OP_SEND_MIDDLE));
+	case IB_WR_SEND_WITH_INV:
+		return base | (first ? (last ? SROCE_OP_SEND_ONLY_INV :
+					       SROCE_OP_SEND_FIRST) :
+				       (last ? SROCE_OP_SEND_LAST_INV :
+					       SROCE_OP_SEND_MIDDLE));
+	case IB_WR_RDMA_WRITE:
+		return base | (first ? (last ? SROCE_OP_WRITE_ONLY :
+					       SROCE_OP_WRITE_FIRST) :
+				       (last ? SROCE_OP_WRITE_LAST :
+					       SROCE_OP_WRITE_MIDDLE));
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return base | (first ? (last ? SROCE_OP_WRITE_ONLY_IMM :
+					       SROCE_OP_WRITE_FIRST) :
+				       (last ? SROCE_OP_WRITE_LAST_IMM :
+					       SROCE_OP_WRITE_MIDDLE));
+	case IB_WR_RDMA_READ:
+		return base | SROCE_OP_READ_REQUEST;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return base | SROCE_OP_COMPARE_SWAP;
+	default:
+		return base | SROCE_OP_FETCH_ADD;
+	}
+}
+
+/* Build the next packet of RC/UC WQE @w, from req.offset on. */
+static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
+					struct sroce_swqe *w,
+					struct sk_buff **skbp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	u32 off = req->offset, payload = 0, npsn = 1, pad;
+	struct sroce_pkt pkt = {};
+	enum ib_wc_status st;
+	struct sk_buff *skb;
+	bool last = true;
+	int hdr;
+
+	switch (w->opcode) {
+	case IB_WR_RDMA_READ:
+		/* A re-issued READ asks only for what has not arrived. */
+		pkt.reth.va = w->raddr + off;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dma_len = w->length - off;
+		npsn = sroce_psn_dist(req->psn, w->last_psn) + 1;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		pkt.atmeth.va = w->raddr;
+		pkt.atmeth.rkey = w->rkey;
+		if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
+			pkt.atmeth.swap_add = w->swap;
+			pkt.atmeth.compare = w->compare_add;
+		} else {
+			pkt.atmeth.swap_add = w->compare_add;
+		}
+		break;
+	default:
+		payload = min(qp->mtu, w->length - off);
+		last = off + payload >= w->length;
+		pkt.reth.va = w->raddr;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dma_len = w->length;
+		break;
+	}
+
+	pkt.bth.opcode = sroce_req_opcode(qp, w, off, last);
+	pkt.bth.se = last && (w->send_flags & IB_SEND_SOLICITED);
+	pkt.bth.pkey = 0xffff;
+	pkt.bth.dqpn = qp->attr.dest_qp_num;
+	pkt.bth.psn = req->psn;
+	/* Ask for an ACK at each message end and every so many packets. */
+	if (rc && (last || ++req->since_ack >= SROCE_PKTS_PER_ACK)) {
+		pkt.bth.ack_req = true;
+		req->since_ack = 0;
+	}
+	pkt.imm = be32_to_cpu((__force __be32)w->ex);
+	pkt.ieth_rkey = w->ex;
+	pkt.payload_len = payload;
+	pad = sroce_pad_for(payload);
+
+	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
+	skb = sroce_tx_alloc(sdev, hdr + payload + pad);
+	if (!skb)
+		return IB_WC_SUCCESS;	/* no packet now; the timer retries */
+	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr) {
+		kfree_skb(skb);
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (payload) {
+		st = sroce_req_gather(qp, w, off, skb->data + hdr, payload);
+		if (st != IB_WC_SUCCESS) {
+			kfree_skb(skb);
+			return st;
+		}
+		memset(skb->data + hdr + payload, 0, pad);
+	}
+
+	req->psn = sroce_psn_add(req->psn, npsn);
+	if (sroce_psn_after(req->psn, req->max_psn))
+		req->max_psn = req->psn;
+	if (last) {
+		req->offset = 0;
+		req->cur = (req->cur + 1) & qp->sq.queue.index_mask;
+		/* UC is unreliable: the WQE is done once it is on the wire. */
+		if (!rc)
+			w->done = true;
+	} else {
+		req->offset = off + payload;
+	}
+	*skbp = skb;
+	return IB_WC_SUCCESS;
+}
+
+enum sroce_req_step {
+	SROCE_REQ_IDLE,		/* nothing to do until the next kick */
+	SROCE_REQ_AGAIN,	/* state advanced, no packet */
+	SROCE_REQ_SEND,		/* *skbp is a packet for *av */
+	SROCE_REQ_ERROR,	/* a WQE failed: move the QP to ERR */
+};
+
+/* One step of the requester, under qp->sq.lock. */
+static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
+					  struct sk_buff **skbp,
+					  struct sroce_av *av)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	enum ib_qp_state state = qp->state;
+	bool conn = qp->ibqp.qp_type == IB_QPT_RC ||
+		    qp->ibqp.qp_type == IB_QPT_UC;
+	enum ib_wc_status st;
+	struct sroce_swqe *w;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return SROCE_REQ_IDLE;
+	if (req->rnr_wait)
+		return SROCE_REQ_IDLE;
+	if (req->cur == req->fetched) {
+		/* SQD (IBTA 10.3.1): finish messages begun, start no new. */
+		if (state == IB_QPS_SQD ||
+		    sroce_queue_peer_index(q) == req->fetched ||
+		    ((req->fetched + 1) & q->index_mask) == q->own)
+			return SROCE_REQ_IDLE;
+		sroce_req_fetch(qp);
+	}
+	w = sroce_swqe_at(req, q->index_mask, req->cur);
+
+	if (w->done) {
+		/* Malformed, or a local op already run before a rewind. */
+		req->cur = (req->cur + 1) & q->index_mask;
+		if (w->status != IB_WC_SUCCESS)
+			return conn ? SROCE_REQ_ERROR : SROCE_REQ_AGAIN;
+		return SROCE_REQ_AGAIN;
+	}
+
+	if (sroce_wqe_is_local(w)) {
+		if ((w->send_flags & IB_SEND_FENCE) && req->rd_atomic)
+			return SROCE_REQ_IDLE;
+		w->status = sroce_req_local(qp, w);
+		w->done = true;
+		req->cur = (req->cur + 1) & q->index_mask;
+		sroce_comp_advance(qp);
+		return w->status ? SROCE_REQ_ERROR : SROCE_REQ_AGAIN;
+	}
+
+	if (!conn) {
+		w->status = sroce_req_ud(qp, w, skbp, av);
+		w->done = true;
+		req->cur = (req->cur + 1) & q->index_mask;
+		sroce_comp_advance(qp);
+		return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
+	}
+
+	if (!w->started) {
+		bool rd = w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
+
+		if (qp->ibqp.qp_type == IB_QPT_RC) {
+			/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
+			if ((w->send_flags & IB_SEND_FENCE) && req->rd_atomic)
+				return SROCE_REQ_IDLE;
+			if (rd && req->rd_atomic >=
+				  max_t(u32, qp->attr.max_rd_atomic, 1))
+				return SROCE_REQ_IDLE;
+			if (sroce_psn_dist(req->acked_psn, req->psn) >=
+			    SROCE_REQ_WINDOW)
+				return SROCE_REQ_IDLE;
+		}
+		w->first_psn = req->psn;
+		w->last_psn = sroce_psn_add(req->psn,
+					    sroce_wqe_npkts(qp, w) - 1);
+		w->resp_psn = w->first_psn;
+		w->started = true;
+		if (rd) {
+			w->rd_atomic = true;
+			req->rd_atomic++;
+		}
+	} else if (qp->ibqp.qp_type == IB_QPT_RC &&
+		   sroce_psn_dist(req->acked_psn, req->psn) >=
+		   SROCE_REQ_WINDOW) {
+		return SROCE_REQ_IDLE;
+	}
+
+	*av = qp->av;
+	st = sroce_req_conn(qp, w, skbp);
+	if (st != IB_WC_SUCCESS) {
+		w->status = st;
+		w->done = true;
+		return SROCE_REQ_ERROR;
+	}
+	if (w->done)
+		sroce_comp_advance(qp);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_comp_arm(qp);
+	return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
+}
+
+/**
+ * sroce_req_kick() - make the requester look at @qp again, deferred
+ * @qp: queue pair
+ *
+ * For the receive path, timers and kernel posters: runs nothing inline.
+ */
+void sroce_req_kick(struct sroce_qp *qp)
+{
+	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
+	if (!test_bit(SROCE_QP_DYING, &qp->flags))
+		queue_work(sroce_wq, &qp->req_work);
+}
+
+/**
+ * sroce_req_run() - run the requester of @qp
+ * @qp: queue pair
+ *
+ * Whoever finds it idle runs it; a caller that finds it running leaves its
+ * work to the running instance, which looks again before it stops.
+ */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	enum sroce_req_step step;
+	struct sk_buff *skb;
+	struct sroce_av av;
+	unsigned long flags;
+	int budget;
+
+	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
+	if (test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
+		return;
+again:
+	clear_bit(SROCE_QP_REQ_PENDING, &qp->flags);
+	/* Pairs with the barrier implied by set_bit + test_and_set_bit. */
+	smp_mb__after_atomic();
+	budget = SROCE_REQ_BUDGET;
+	do {
+		skb = NULL;
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		step = sroce_req_step(qp, &skb, &av);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (skb) {
+			/* Losses are the retransmit timer's business. */
+			sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
+			budget--;
+		}
+		if (step == SROCE_REQ_ERROR) {
+			sroce_qp_error(qp);
+			break;
+		}
+	} while (step != SROCE_REQ_IDLE && budget > 0);
+
+	if (budget <= 0) {
+		/* Leave the rest to the work item: bounded time per caller. */
+		clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
+		sroce_req_kick(qp);
+		return;
+	}
+	clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
+	smp_mb__after_atomic();
+	if (test_bit(SROCE_QP_REQ_PENDING, &qp->flags) &&
+	    !test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
+		goto again;
+}
