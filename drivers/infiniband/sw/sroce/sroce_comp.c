@@ -140,11 +140,14 @@ static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
 	return NULL;
 }
 
-/*
- * Go back to @psn (IBTA 9.7.6.1: go-back-N): the requester resends from
- * the packet with that PSN.  Under qp->sq.lock.
+/**
+ * sroce_comp_rewind() - go back to @psn (IBTA 9.7.6.1: go-back-N)
+ * @qp: RC queue pair, qp->sq.lock held
+ * @psn: the requester resends from the packet with this PSN
+ *
+ * Nothing happens if no unfinished WQE holds @psn.
  */
-static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
@@ -161,6 +164,11 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 					 sroce_psn_dist(w->first_psn,
 							w->last_psn) + 1))
 			continue;
+		ibdev_dbg(qp->ibqp.device,
+			  "qp %u: rewind to psn %#x (wqe %u, psn %#x..%#x, acked %#x, max %#x) from %pS\n",
+			  qp->ibqp.qp_num, psn, i, w->first_psn, w->last_psn,
+			  req->acked_psn, req->max_psn,
+			  __builtin_return_address(0));
 		req->cur = i;
 		req->psn = psn;
 		req->offset = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -210,6 +218,36 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn)
 	return false;
 }
 
+/*
+ * Late ACKs and responses can acknowledge PSNs the requester was rewound
+ * to resend.  Move it forward so it never resends below acked_psn (its
+ * window arithmetic assumes psn >= acked_psn).  Under qp->sq.lock, after
+ * sroce_comp_advance().
+ */
+static void sroce_comp_fixup(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 i;
+
+	if (!sroce_psn_before(req->psn, req->acked_psn))
+		return;
+	if (req->acked_psn != req->max_psn) {
+		sroce_comp_rewind(qp, req->acked_psn);
+		return;
+	}
+	/* All sent is acknowledged: resume at the first unsent WQE. */
+	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
+		w = sroce_swqe_at(req, q->index_mask, i);
+		if (!w->started && !w->done)
+			break;
+	}
+	req->cur = i;
+	req->psn = req->max_psn;
+	req->offset = 0;
+}
+
 /* ACK progress: reset the retry budget and restart (or stop) the timer. */
 static void sroce_comp_progress(struct sroce_qp *qp)
 {
@@ -238,10 +276,17 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 	enum ib_wc_status st;
 
 	if (psn != w->resp_psn) {
-		if (sroce_psn_after(psn, w->resp_psn)) {
-			/* A response was lost: ask again from there. */
+		/*
+		 * A response was lost (or overtaken): ask again from there,
+		 * once per gap - the later responses of the same burst say
+		 * nothing new.
+		 */
+		if (sroce_psn_after(psn, w->resp_psn) &&
+		    !(qp->req.gap_set && qp->req.gap_psn == w->resp_psn)) {
 			sroce_count(to_sroce_dev(qp->ibqp.device)->stats,
 				    SROCE_CNT_RETRY_SEQ, 1);
+			qp->req.gap_set = true;
+			qp->req.gap_psn = w->resp_psn;
 			sroce_comp_rewind(qp, w->resp_psn);
 			return true;
 		}
@@ -264,6 +309,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 		return false;
 	}
 	w->resp_psn = sroce_psn_add(psn, 1);
+	qp->req.gap_set = false;
 	if (last)
 		w->done = true;
 	return false;
@@ -390,6 +436,8 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 	/* Only PSNs sent and not yet acknowledged can be answered. */
 	if (!sroce_psn_before(psn, req->max_psn) ||
 	    sroce_psn_before(psn, sroce_psn_sub(req->acked_psn, 1))) {
+		ibdev_dbg(qp->ibqp.device, "qp %u: stale %#x op %#x acked %#x max %#x\n",
+			  qp->ibqp.qp_num, psn, pkt->bth.opcode, req->acked_psn, req->max_psn);
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP, 1);
 		goto out;
 	}
@@ -403,8 +451,13 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		if (!w || w->opcode != IB_WR_RDMA_READ) {
 			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP,
 				    1);
+			ibdev_dbg(qp->ibqp.device, "qp %u: stale read resp %#x acked %#x own %u\n",
+				  qp->ibqp.qp_num, psn, req->acked_psn, qp->sq.queue.own);
 			break;
 		}
+		if (psn != w->resp_psn)
+			ibdev_dbg(qp->ibqp.device, "qp %u: read resp %#x want %#x\n",
+				  qp->ibqp.qp_num, psn, w->resp_psn);
 		/* Responses imply the ACK of every earlier request. */
 		sroce_comp_ack_through(qp, sroce_psn_sub(w->first_psn, 1));
 		kick = sroce_comp_read_resp(qp, w, skb, pkt, payload_off);
@@ -443,6 +496,7 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		break;
 	}
 	sroce_comp_advance(qp);
+	sroce_comp_fixup(qp);
 out:
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (err)
@@ -463,9 +517,17 @@ void sroce_comp_retry_timer(struct timer_list *t)
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    req->acked_psn == req->max_psn || req->rnr_wait)
+	    req->acked_psn == req->max_psn || req->rnr_wait) {
+		ibdev_dbg(qp->ibqp.device, "qp %u: timer idle state %d acked %#x max %#x\n",
+			  qp->ibqp.qp_num, qp->state, req->acked_psn, req->max_psn);
 		goto out;
+	}
 	w = sroce_comp_find(qp, req->acked_psn);
+	ibdev_dbg(qp->ibqp.device,
+		  "qp %u: timeout, acked %#x max %#x psn %#x cur %u own %u fetched %u wqe %s retry %u\n",
+		  qp->ibqp.qp_num, req->acked_psn, req->max_psn, req->psn,
+		  req->cur, qp->sq.queue.own, req->fetched, w ? "found" : "none",
+		  req->retry);
 	if (!w)
 		goto out;
 	if (req->retry == 0) {
@@ -477,6 +539,7 @@ void sroce_comp_retry_timer(struct timer_list *t)
 		goto out;
 	}
 	req->retry--;
+	req->gap_set = false;
 	sroce_count(sdev->stats, SROCE_CNT_RETRY_TIMEOUT, 1);
 	/* A READ resumes at its first missing response. */
 	sroce_comp_rewind(qp, w->opcode == IB_WR_RDMA_READ ? w->resp_psn :

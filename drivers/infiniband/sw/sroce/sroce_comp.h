@@ -14,6 +14,7 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		   const struct sroce_pkt *pkt, unsigned int payload_off);
 void sroce_comp_advance(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
+void sroce_comp_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_comp_retry_timer(struct timer_list *t);
 void sroce_comp_rnr_timer(struct timer_list *t);
 

@@ -27,6 +27,8 @@
  */
 static int sroce_check_access(int access)
 {
+	/* Optional bits (IB_ACCESS_OPTIONAL) are hints a driver may ignore. */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~SROCE_ACCESS_SUPPORTED)
 		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -52,7 +54,7 @@ static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd,
 	mr->mem.state = type == SROCE_MEM_FAST ? SROCE_MEM_FREE :
 						 SROCE_MEM_VALID;
 	mr->mem.pd = ibpd;
-	mr->mem.access = access;
+	mr->mem.access = access & SROCE_ACCESS_SUPPORTED;
 
 	/* Reserve the index now, publish the object once it is complete. */
 	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
@@ -469,7 +471,7 @@ int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access)
 	if ((key >> 8) != (mem->lkey >> 8) || mem->type != SROCE_MEM_FAST ||
 	    sroce_check_access(access))
 		return -EINVAL;
-	mem->access = access;
+	mem->access = access & SROCE_ACCESS_SUPPORTED;
 	mem->iova = mr->ibmr.iova;
 	mem->length = mr->ibmr.length;
 	WRITE_ONCE(mem->lkey, key);

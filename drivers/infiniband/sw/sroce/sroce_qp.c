@@ -216,6 +216,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_rq;
 	ibqp->qp_num = qpn;
+	qp->cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
 
 	if (udata) {
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
@@ -364,6 +365,8 @@ void sroce_qp_error(struct sroce_qp *qp)
 	qp->state = IB_QPS_ERR;
 	qp->attr.qp_state = IB_QPS_ERR;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	ibdev_dbg(qp->ibqp.device, "qp %u: error (from %pS)\n",
+		  qp->ibqp.qp_num, __builtin_return_address(0));
 	sroce_qp_flush(qp);
 	if (qp->ibqp.srq)
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
@@ -442,10 +445,12 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;
+	/* LOCAL_WRITE is meaningless for a QP but commonly set: ignored. */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
-				       IB_ACCESS_REMOTE_ATOMIC)))
+				       IB_ACCESS_REMOTE_ATOMIC |
+				       IB_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
 		return -EOPNOTSUPP;	/* no APM on a single-port device */

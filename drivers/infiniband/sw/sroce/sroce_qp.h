@@ -91,6 +91,8 @@ struct sroce_req {
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
 	bool rnr_wait;		/* waiting out an RNR NAK's timer */
+	bool gap_set;		/* a READ was re-requested from gap_psn */
+	u32 gap_psn;
 	bool progress;		/* the timer saw an ACK since it was armed */
 	size_t swqe_size;
 	struct sroce_swqe *swqe;	/* one per SQ ring slot */
@@ -172,6 +174,11 @@ struct sroce_qp {
 	struct sroce_req req;
 	struct sroce_resp resp;
 	u32 mtu;		/* path MTU in bytes (RC/UC) */
+	/*
+	 * CPU that runs the QP's work items: packets sent from one CPU stay
+	 * in order through the per-CPU backlogs of veth and loopback.
+	 */
+	int cpu;
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;

@@ -454,7 +454,7 @@ enum sroce_req_step {
 /* One step of the requester, under qp->sq.lock. */
 static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 					  struct sk_buff **skbp,
-					  struct sroce_av *av)
+					  struct sroce_av *av, u32 *psnp)
 {
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
@@ -534,6 +534,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	}
 
 	*av = qp->av;
+	*psnp = qp->req.psn;
 	st = sroce_req_conn(qp, w, skbp);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
@@ -557,7 +558,7 @@ void sroce_req_kick(struct sroce_qp *qp)
 {
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	if (!test_bit(SROCE_QP_DYING, &qp->flags))
-		queue_work(sroce_wq, &qp->req_work);
+		queue_work_on(qp->cpu, sroce_wq, &qp->req_work);
 }
 
 /**
@@ -570,12 +571,15 @@ void sroce_req_kick(struct sroce_qp *qp)
 void sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	enum sroce_req_step step;
 	struct sk_buff *skb;
 	struct sroce_av av;
 	unsigned long flags;
-	int budget;
+	int budget, err;
+	u32 psn = 0;
 
+	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	if (test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
 		return;
@@ -587,14 +591,27 @@ again:
 	do {
 		skb = NULL;
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		step = sroce_req_step(qp, &skb, &av);
+		step = sroce_req_step(qp, &skb, &av, &psn);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (skb) {
-			/* Losses are the retransmit timer's business. */
-			sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
+			err = sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
 			budget--;
+			/*
+			 * The local stack refused the packet (a full backlog
+			 * or qdisc): resend it after letting the receive side
+			 * run, rather than waiting for a timeout.  Other
+			 * losses are the retransmit timer's business.
+			 */
+			if (err == -ENOBUFS && rc) {
+				spin_lock_irqsave(&qp->sq.lock, flags);
+				sroce_comp_rewind(qp, psn);
+				spin_unlock_irqrestore(&qp->sq.lock, flags);
+				usleep_range(50, 100);
+			}
 		}
 		if (step == SROCE_REQ_ERROR) {
+			ibdev_dbg(qp->ibqp.device, "qp %u: requester error\n",
+				  qp->ibqp.qp_num);
 			sroce_qp_error(qp);
 			break;
 		}

@@ -572,6 +572,8 @@ static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 				continue;
 			res->sent = sroce_psn_dist(res->psn, psn);
 			out->read = true;
+			ibdev_dbg(qp->ibqp.device, "qp %u: dup read %#x entry %u psn %#x n %u\n",
+				  qp->ibqp.qp_num, psn, i, res->psn, res->npkts);
 			return;
 		}
 		return;
@@ -702,7 +704,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 	if (out.ack)
 		sroce_resp_send_ack(qp, &out);
 	if (out.read)
-		queue_work(sroce_wq, &qp->resp_work);
+		queue_work_on(qp->cpu, sroce_wq, &qp->resp_work);
 	if (out.error) {
 		if (out.event >= 0)
 			sroce_qp_event(qp, out.event);
@@ -714,7 +716,9 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
  * Build the next READ response packet under the responder lock; NULL when
  * none is due.  Responses go out in request order.
  */
-static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp)
+static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
+					    struct sroce_rdres **resp,
+					    u32 *psnp)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
@@ -755,6 +759,8 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp)
 	pkt.aeth.msn = res->msn;
 	pkt.payload_len = len;
 	pad = sroce_pad_for(len);
+	*resp = res;
+	*psnp = res->psn;
 	res->sent++;
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
@@ -790,24 +796,37 @@ void sroce_resp_read_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
+	struct sroce_rdres *res = NULL;
 	struct sk_buff *skb;
 	unsigned long flags;
 	struct sroce_av av;
 	int budget = 256;
+	u32 psn = 0, sent;
 
 	while (budget--) {
 		spin_lock_irqsave(&rs->lock, flags);
 		skb = NULL;
 		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-			skb = sroce_resp_read_next(qp);
+			skb = sroce_resp_read_next(qp, &res, &psn);
 		av = qp->av;
+		sent = res ? res->sent - 1 : 0;
 		spin_unlock_irqrestore(&rs->lock, flags);
 		if (!skb)
 			return;
-		sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
+		if (sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb) !=
+		    -ENOBUFS)
+			continue;
+		ibdev_dbg(qp->ibqp.device, "qp %u: read resp enobufs %#x+%u\n",
+			  qp->ibqp.qp_num, psn, sent);
+		/* Refused locally (full backlog): resend it a bit later. */
+		spin_lock_irqsave(&rs->lock, flags);
+		if (res->psn == psn && res->sent > sent)
+			res->sent = sent;
+		spin_unlock_irqrestore(&rs->lock, flags);
+		usleep_range(50, 100);
 	}
 	if (!test_bit(SROCE_QP_DYING, &qp->flags))
-		queue_work(sroce_wq, &qp->resp_work);
+		queue_work_on(qp->cpu, sroce_wq, &qp->resp_work);
 }
 
 /**

@@ -61,6 +61,13 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SROCE_MAX_QP * SROCE_MAX_RD_ATOMIC;
+	/* Atomics run on the CPU's atomic instructions: coherent device-wide. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_srq = SROCE_MAX_QP;
 	attr->max_srq_wr = SROCE_MAX_QP_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
