@@ -29,15 +29,21 @@ mkdir -p "$results"
 
 PASSED=0
 FAILED=0
+TODO=0
 start=$(date +%s)
 
 # tally NAME LOG RC: count TAP lines of a suite; a failing suite without a
 # "not ok" line still counts as one failure, a passing one without TAP as
 # one pass.
+#
+# A "not ok ... # TODO reason" line (TAP's todo directive) is a check of a
+# feature known to be missing: listed and counted apart, not a failure.
 tally() {
-	local name=$1 log=$2 rc=$3 p f
+	local name=$1 log=$2 rc=$3 p f t
 	p=$(grep -cE '^ok [0-9]+' "$log")
-	f=$(grep -cE '^not ok [0-9]+' "$log")
+	f=$(grep -E '^not ok [0-9]+' "$log" | grep -cv '# TODO')
+	t=$(grep -E '^not ok [0-9]+' "$log" | grep -c '# TODO')
+	TODO=$((TODO + t))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name: exit status $rc (see $log)" >>"$log"
@@ -45,8 +51,10 @@ tally() {
 	[ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	printf '%-44s %4d passed %3d failed  (%ds)\n' "$name" "$p" "$f" \
-		"$(($(date +%s) - suite_start))"
+	local todo=""
+	[ "$t" -gt 0 ] && todo=" $t todo"
+	printf '%-44s %4d passed %3d failed  (%ds)%s\n' "$name" "$p" "$f" \
+		"$(($(date +%s) - suite_start))" "$todo"
 	grep -E '^not ok' "$log" | sed 's/^/    /'
 }
 
@@ -143,5 +151,6 @@ for k in $KVERS; do
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"
+[ "$TODO" -gt 0 ] && echo "$TODO known gaps (TAP TODO, not counted as failures)"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

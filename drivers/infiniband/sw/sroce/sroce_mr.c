@@ -155,6 +155,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	}
 	mr->mem.iova = iova;
 	mr->mem.length = len;
+	mr->ustart = start;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
 	sroce_mr_publish(sdev, mr);
@@ -215,6 +216,9 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	/* Bound memory windows pin the MR (IBTA 10.6.7.2.4). */
+	if (atomic_read(&to_sroce_mr(ibmr)->mem.num_mw))
+		return -EBUSY;
 	sroce_mr_free(to_sroce_dev(ibmr->device), to_sroce_mr(ibmr));
 	return 0;
 }
@@ -258,7 +262,8 @@ void sroce_mem_put(struct sroce_mem *mem)
 int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 		    u64 len, int access)
 {
-	if (smp_load_acquire(&mem->state) != SROCE_MEM_VALID || mem->pd != pd ||
+	if (mem->type == SROCE_MEM_MW ||
+	    smp_load_acquire(&mem->state) != SROCE_MEM_VALID || mem->pd != pd ||
 	    (mem->access & access) != access)
 		return -EACCES;
 	if (mem->type == SROCE_MEM_DMA)
@@ -302,6 +307,8 @@ static void *sroce_mem_map(struct sroce_mem *mem, u64 iova, u32 *contig,
 		*contig = psz - (off & (psz - 1));
 		return (void *)(uintptr_t)(mem->pages[off >> mem->page_shift] +
 					   (off & (psz - 1)));
+	case SROCE_MEM_MW:
+		break;	/* windows resolve to their MR first */
 	}
 	return NULL;
 }
@@ -483,17 +490,40 @@ int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access)
 	return 0;
 }
 
+/* Unbind @mw (mw_lock held): the window grants nothing any more. */
+static void sroce_mw_unbind(struct sroce_mem *mw)
+{
+	struct sroce_mem *mr = mw->mw_mr;
+
+	mw->mw_mr = NULL;
+	mw->length = 0;
+	if (mw->mw_type == IB_MW_TYPE_2)
+		WRITE_ONCE(mw->state, SROCE_MEM_FREE);
+	if (mr) {
+		atomic_dec(&mr->num_mw);
+		sroce_mem_put(mr);
+	}
+}
+
 /**
  * sroce_mem_invalidate() - local or remote invalidation of @key
  * @sdev: device
- * @key: an MR key (lkey or rkey)
+ * @key: an MR or MW key
  * @pd: protection domain the invalidating QP belongs to
+ * @qpn: that QP
+ * @remote: the invalidation came in a SEND with Invalidate
  *
- * Return: 0, or -EINVAL when @key names no fast-registration MR of @pd.
+ * Fast-registration MRs and type 2 memory windows can be invalidated; a
+ * remote invalidation of a window must come through the QP it is bound to
+ * (IBTA 10.6.7.2.5).
+ *
+ * Return: 0, or -EINVAL when @key names nothing that can be invalidated.
  */
-int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
+int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
+			 u32 qpn, bool remote)
 {
 	struct sroce_mem *mem = sroce_mem_get(sdev, key);
+	unsigned long flags;
 	int err = -EINVAL;
 
 	if (!mem)
@@ -501,7 +531,217 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
 	if (mem->type == SROCE_MEM_FAST && mem->pd == pd) {
 		WRITE_ONCE(mem->state, SROCE_MEM_FREE);
 		err = 0;
+	} else if (mem->type == SROCE_MEM_MW && mem->mw_type == IB_MW_TYPE_2 &&
+		   mem->pd == pd) {
+		spin_lock_irqsave(&mem->mw_lock, flags);
+		if (READ_ONCE(mem->state) == SROCE_MEM_VALID &&
+		    (!remote || mem->mw_qpn == qpn)) {
+			sroce_mw_unbind(mem);
+			err = 0;
+		}
+		spin_unlock_irqrestore(&mem->mw_lock, flags);
 	}
 	sroce_mem_put(mem);
 	return err;
+}
+
+/**
+ * sroce_mem_get_remote() - resolve an R_Key for a remote access
+ * @sdev: device
+ * @rkey: the R_Key of the request
+ * @pd: protection domain of the QP the request came through
+ * @qpn: that QP
+ * @va: first byte accessed
+ * @len: bytes accessed (> 0)
+ * @access: IB_ACCESS_REMOTE_* needed
+ *
+ * An MR key is checked directly; a memory window key is checked against
+ * the window (state, PD, QP for type 2, access, bounds) and resolves to
+ * the MR it is bound to, which the caller then uses at the same address.
+ *
+ * Return: the memory to access, referenced, or NULL (an access error).
+ */
+struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
+				       struct ib_pd *pd, u32 qpn, u64 va,
+				       u32 len, int access)
+{
+	struct sroce_mem *mem = sroce_mem_get(sdev, rkey), *mr = NULL;
+	unsigned long flags;
+
+	if (!mem)
+		return NULL;
+	if (mem->type != SROCE_MEM_MW) {
+		if (!sroce_mem_check(mem, pd, va, len, access))
+			return mem;
+		sroce_mem_put(mem);
+		return NULL;
+	}
+	spin_lock_irqsave(&mem->mw_lock, flags);
+	if (READ_ONCE(mem->state) == SROCE_MEM_VALID && mem->mw_mr &&
+	    mem->pd == pd &&
+	    (mem->mw_type == IB_MW_TYPE_1 || mem->mw_qpn == qpn) &&
+	    (mem->access & access) == access && va >= mem->iova &&
+	    len <= mem->length && va - mem->iova <= mem->length - len) {
+		mr = mem->mw_mr;
+		refcount_inc(&mr->ref);	/* the window holds one already */
+	}
+	spin_unlock_irqrestore(&mem->mw_lock, flags);
+	sroce_mem_put(mem);
+	return mr;
+}
+
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibmw->device);
+	struct sroce_mw *mw = to_sroce_mw(ibmw);
+	u32 index;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	refcount_set(&mw->mem.ref, 1);
+	init_completion(&mw->mem.released);
+	spin_lock_init(&mw->mem.mw_lock);
+	mw->mem.type = SROCE_MEM_MW;
+	mw->mem.mw_type = ibmw->type;
+	mw->mem.pd = ibmw->pd;
+	/* A type 1 window is valid from the start, with nothing in it. */
+	mw->mem.state = ibmw->type == IB_MW_TYPE_1 ? SROCE_MEM_VALID :
+						     SROCE_MEM_FREE;
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, SROCE_MAX_MR - 1), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	mw->mem.lkey = index << 8 | (get_random_u32() & 0xff);
+	mw->mem.rkey = mw->mem.lkey;
+	ibmw->rkey = mw->mem.rkey;
+	xa_store(&sdev->mr_xa, index, &mw->mem, GFP_KERNEL);
+	return 0;
+}
+
+int sroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibmw->device);
+	struct sroce_mem *mem = &to_sroce_mw(ibmw)->mem;
+	unsigned long flags;
+
+	xa_erase(&sdev->mr_xa, mem->lkey >> 8);
+	/* ib_core frees the window on return: no lookup may still see it. */
+	synchronize_rcu();
+	if (!refcount_dec_and_test(&mem->ref))
+		wait_for_completion(&mem->released);
+	spin_lock_irqsave(&mem->mw_lock, flags);
+	sroce_mw_unbind(mem);
+	spin_unlock_irqrestore(&mem->mw_lock, flags);
+	return 0;
+}
+
+/**
+ * sroce_mw_bind() - execute a BIND_MW work request (IBTA 10.6.7.2)
+ * @sdev: device
+ * @pd: PD of the posting QP
+ * @qpn: the posting QP
+ * @mw_rkey: the window's current R_Key
+ * @new_rkey: its R_Key after the bind (same index, new variant)
+ * @mr_lkey: the MR to bind to
+ * @addr: window start (an address in the MR)
+ * @len: window length; 0 unbinds a type 1 window
+ * @access: IB_ACCESS_REMOTE_* the window grants
+ *
+ * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
+ */
+enum ib_wc_status sroce_mw_bind(struct sroce_dev *sdev, struct ib_pd *pd,
+				u32 qpn, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
+				u64 addr, u64 len, int access)
+{
+	struct sroce_mem *mw = sroce_mem_get(sdev, mw_rkey), *mr = NULL;
+	enum ib_wc_status st = IB_WC_MW_BIND_ERR;
+	unsigned long flags;
+
+	if (!mw)
+		return st;
+	if (mw->type != SROCE_MEM_MW || mw->pd != pd ||
+	    (new_rkey >> 8) != (mw_rkey >> 8) ||
+	    (access & ~(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_ATOMIC)))
+		goto out;
+	if (len) {
+		mr = sroce_mem_get(sdev, mr_lkey);
+		if (!mr || mr->type == SROCE_MEM_MW ||
+		    sroce_mem_check(mr, pd, addr, len, IB_ACCESS_MW_BIND) ||
+		    ((access & (IB_ACCESS_REMOTE_WRITE |
+				IB_ACCESS_REMOTE_ATOMIC)) &&
+		     !(mr->access & IB_ACCESS_LOCAL_WRITE)))
+			goto out;
+	} else if (mw->mw_type != IB_MW_TYPE_1) {
+		goto out;	/* only a type 1 window unbinds by length 0 */
+	}
+
+	spin_lock_irqsave(&mw->mw_lock, flags);
+	/* A bound type 2 window must be invalidated before a rebind. */
+	if (mw->mw_type == IB_MW_TYPE_2 &&
+	    READ_ONCE(mw->state) == SROCE_MEM_VALID) {
+		spin_unlock_irqrestore(&mw->mw_lock, flags);
+		goto out;
+	}
+	sroce_mw_unbind(mw);
+	if (mr)
+		atomic_inc(&mr->num_mw);
+	mw->mw_mr = mr;		/* the reference moves to the window */
+	mr = NULL;
+	mw->iova = addr;
+	mw->length = len;
+	mw->access = access;
+	mw->mw_qpn = qpn;
+	WRITE_ONCE(mw->lkey, new_rkey);
+	WRITE_ONCE(mw->rkey, new_rkey);
+	WRITE_ONCE(mw->state, SROCE_MEM_VALID);
+	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	st = IB_WC_SUCCESS;
+out:
+	if (mr)
+		sroce_mem_put(mr);
+	sroce_mem_put(mw);
+	return st;
+}
+
+/**
+ * sroce_rereg_user_mr() - change a user MR's translation, PD or access
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_*
+ * @start: new user address (IB_MR_REREG_TRANS)
+ * @length: new length (IB_MR_REREG_TRANS)
+ * @iova: new I/O virtual address (IB_MR_REREG_TRANS)
+ * @access: new access (IB_MR_REREG_ACCESS)
+ * @pd: new PD (IB_MR_REREG_PD)
+ * @udata: user data
+ *
+ * Builds a new MR with the old attributes that are kept; ib_core swaps it
+ * in and deregisters the old one, so no data-path reader ever sees a
+ * half-changed MR.
+ *
+ * Return: the new MR, or an ERR_PTR.
+ */
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_sroce_mr(ibmr);
+
+	if (mr->mem.type != SROCE_MEM_USER ||
+	    (flags & ~IB_MR_REREG_SUPPORTED))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (atomic_read(&mr->mem.num_mw))
+		return ERR_PTR(-EBUSY);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->ustart;
+		length = mr->mem.length;
+		iova = mr->mem.iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->mem.access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	return sroce_reg_user_mr(pd, start, length, iova, access, udata);
 }

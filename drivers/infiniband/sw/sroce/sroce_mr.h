@@ -22,6 +22,7 @@ enum sroce_mem_type {
 	SROCE_MEM_DMA,		/* all of kernel memory, by address */
 	SROCE_MEM_USER,		/* pinned user pages (ib_umem) */
 	SROCE_MEM_FAST,		/* page list set by IB_WR_REG_MR */
+	SROCE_MEM_MW,		/* a memory window onto another object */
 };
 
 enum sroce_mem_state {
@@ -50,11 +51,19 @@ struct sroce_mem {
 	u32 max_pages;
 	u32 page_shift;
 	u32 fast_off0;		/* offset of the first byte in pages[0] */
+	/* MRs: memory windows bound to this one (they pin it). */
+	atomic_t num_mw;
+	/* SROCE_MEM_MW: binding, under mw_lock (IBTA 10.6.7). */
+	spinlock_t mw_lock;
+	u8 mw_type;		/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
+	u32 mw_qpn;		/* type 2: the QP it is bound through */
+	struct sroce_mem *mw_mr;	/* bound MR, referenced */
 };
 
 struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_mem mem;
+	u64 ustart;		/* user address it was registered at */
 	struct rcu_head rcu;
 };
 
@@ -96,6 +105,31 @@ enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
 		     u64 cmp_add, u64 swap);
 int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access);
-int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
+int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
+			 u32 qpn, bool remote);
+struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
+				       struct ib_pd *pd, u32 qpn, u64 va,
+				       u32 len, int access);
+
+struct sroce_mw {
+	struct ib_mw ibmw;
+	struct sroce_mem mem;
+};
+
+static inline struct sroce_mw *to_sroce_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct sroce_mw, ibmw);
+}
+
+#define SROCE_MAX_MW		BIT(16)
+
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status sroce_mw_bind(struct sroce_dev *sdev, struct ib_pd *pd,
+				u32 qpn, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
+				u64 addr, u64 len, int access);
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 
 #endif /* SROCE_MR_H */

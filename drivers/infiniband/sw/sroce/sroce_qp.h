@@ -65,6 +65,7 @@ struct sroce_swqe {
 	u32 reg_access;
 	u64 mw_addr;
 	u64 mw_length;
+	u32 mr_lkey;
 	/* Transport: PSNs this WQE occupies (RC/UC). */
 	u32 first_psn;
 	u32 last_psn;

@@ -91,6 +91,8 @@ static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 		return t == IB_QPT_RC || t == IB_QPT_UC;
 	case IB_WR_REG_MR:
 		return (t == IB_QPT_RC || t == IB_QPT_UC) && !qp->user;
+	case IB_WR_BIND_MW:
+		return t == IB_QPT_RC || t == IB_QPT_UC;
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -141,6 +143,14 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		w->rkey = wr.wr.atomic.rkey;
 		w->compare_add = wr.wr.atomic.compare_add;
 		w->swap = wr.wr.atomic.swap;
+		break;
+	case IB_WR_BIND_MW:
+		w->mw_addr = wr.wr.mw.addr;
+		w->mw_length = wr.wr.mw.length;
+		w->mr_lkey = wr.wr.mw.mr_lkey;
+		w->rkey = wr.wr.mw.mw_rkey;
+		w->reg_key = wr.wr.mw.rkey;
+		w->reg_access = wr.wr.mw.access;
 		break;
 	case IB_WR_REG_MR:
 		/* Only kernel QPs get here: the pointer is the kernel's. */
@@ -239,9 +249,14 @@ static enum ib_wc_status sroce_req_local(struct sroce_qp *qp,
 
 	switch (w->opcode) {
 	case IB_WR_LOCAL_INV:
-		if (sroce_mem_invalidate(sdev, w->ex, qp->ibqp.pd))
+		if (sroce_mem_invalidate(sdev, w->ex, qp->ibqp.pd,
+					 qp->ibqp.qp_num, false))
 			return IB_WC_LOC_PROT_ERR;
 		return IB_WC_SUCCESS;
+	case IB_WR_BIND_MW:
+		return sroce_mw_bind(sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				     w->rkey, w->reg_key, w->mr_lkey,
+				     w->mw_addr, w->mw_length, w->reg_access);
 	case IB_WR_REG_MR:
 		if (w->reg_mr->pd != qp->ibqp.pd ||
 		    sroce_mem_fast_reg(to_sroce_mr(w->reg_mr), w->reg_key,

@@ -321,7 +321,8 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	if (last) {
 		st = IB_WC_SUCCESS;
 		if (sroce_opcode_has(pkt->info, SROCE_HDR_IETH) &&
-		    sroce_mem_invalidate(sdev, pkt->ieth_rkey, qp->ibqp.pd)) {
+		    sroce_mem_invalidate(sdev, pkt->ieth_rkey, qp->ibqp.pd,
+					 qp->ibqp.qp_num, true)) {
 			st = IB_WC_REM_INV_REQ_ERR;
 			sroce_resp_nak(out, psn, rs->msn,
 				       SROCE_NAK_INVALID_REQ, -1);
@@ -334,18 +335,13 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_ack(out, psn, rs->msn);
 }
 
-/* Look up @rkey for @access over [va, va + len) in @qp's PD. */
+/* Resolve @rkey (MR or window) for @access over [va, va + len). */
 static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 					 u64 va, u32 len, int access)
 {
-	struct sroce_mem *mem = sroce_mem_get(to_sroce_dev(qp->ibqp.device),
-					      rkey);
-
-	if (mem && sroce_mem_check(mem, qp->ibqp.pd, va, len, access)) {
-		sroce_mem_put(mem);
-		mem = NULL;
-	}
-	return mem;
+	return sroce_mem_get_remote(to_sroce_dev(qp->ibqp.device), rkey,
+				    qp->ibqp.pd, qp->ibqp.qp_num, va, len,
+				    access);
 }
 
 /* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.4). */

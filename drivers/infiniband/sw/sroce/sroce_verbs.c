@@ -67,7 +67,10 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mw = SROCE_MAX_MW;
 	attr->max_srq = SROCE_MAX_QP;
 	attr->max_srq_wr = SROCE_MAX_QP_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
@@ -171,6 +174,7 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_hw_port_stats	= sroce_alloc_hw_port_stats,
 	.alloc_mr		= sroce_alloc_mr,
+	.alloc_mw		= sroce_alloc_mw,
 	.alloc_pd		= sroce_alloc_pd,
 	.alloc_ucontext		= sroce_alloc_ucontext,
 	.create_ah		= sroce_create_ah,
@@ -180,6 +184,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.create_srq		= sroce_create_srq,
 	.dealloc_pd		= sroce_dealloc_pd,
 	.dealloc_ucontext	= sroce_dealloc_ucontext,
+	.dealloc_mw		= sroce_dealloc_mw,
 	.dereg_mr		= sroce_dereg_mr,
 	.destroy_ah		= sroce_destroy_ah,
 	.destroy_cq		= sroce_destroy_cq,
@@ -206,11 +211,13 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.query_srq		= sroce_query_srq,
 	.query_port		= sroce_query_port,
 	.reg_user_mr		= sroce_reg_user_mr,
+	.rereg_user_mr		= sroce_rereg_user_mr,
 	.resize_cq		= sroce_resize_cq,
 	.req_notify_cq		= sroce_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
