@@ -20,6 +20,7 @@
 #include "sroce/sroce_opcode.h"
 #include "sroce/sroce_psn.h"
 #include "sroce_comp.h"
+#include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
@@ -45,6 +46,8 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_REG_MR;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}

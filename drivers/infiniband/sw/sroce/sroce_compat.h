@@ -26,4 +26,12 @@
 #define sroce_cq_udata()	(sroce_cq_arg)
 #endif
 
+/*
+ * ATOMIC WRITE (IBTA 1.5) entered the uapi in 6.2 (IB_UVERBS_WR_ATOMIC_WRITE,
+ * IB_UVERBS_WC_ATOMIC_WRITE); rdma-core posts the same numbers on any
+ * kernel, so sroce serves it on 6.1 too, under its own names.
+ */
+#define SROCE_WR_ATOMIC_WRITE	15
+#define SROCE_WC_ATOMIC_WRITE	9
+
 #endif /* SROCE_COMPAT_H */

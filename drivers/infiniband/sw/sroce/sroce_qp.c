@@ -617,8 +617,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
-	/* The receive softirq finds QPs under RCU: let it finish with us. */
-	synchronize_net();
+	/*
+	 * The receive softirq finds QPs under RCU: let it finish with us.
+	 * Expedited: applications create and destroy QPs by the hundred.
+	 */
+	synchronize_rcu_expedited();
 	sroce_qp_quiesce(qp);
 	sroce_qp_free_transport(qp);
 	sroce_queue_cleanup(&qp->sq.queue);

@@ -24,6 +24,7 @@
 #include "sroce/sroce_psn.h"
 #include "sroce_av.h"
 #include "sroce_comp.h"
+#include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
@@ -97,6 +98,7 @@ static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_ATOMIC_WRITE:
 		return t == IB_QPT_RC;
 	default:
 		return false;
@@ -134,6 +136,7 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case SROCE_WR_ATOMIC_WRITE:
 		w->raddr = wr.wr.rdma.remote_addr;
 		w->rkey = wr.wr.rdma.rkey;
 		break;
@@ -171,6 +174,12 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 	}
 	if (sroce_wqe_is_local(w))
 		return;
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* The 8-byte value travels in the WQE (dma.atomic_wr). */
+		w->length = sizeof(u64);
+		memcpy(w->data, r->dma.inline_data, sizeof(u64));
+		return;
+	}
 
 	if (w->send_flags & IB_SEND_INLINE) {
 		if (dma.length > qp->sq.max_inline || dma.length > cap) {
@@ -361,6 +370,8 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 					       SROCE_OP_WRITE_MIDDLE));
 	case IB_WR_RDMA_READ:
 		return base | SROCE_OP_READ_REQUEST;
+	case SROCE_WR_ATOMIC_WRITE:
+		return base | SROCE_OP_ATOMIC_WRITE;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		return base | SROCE_OP_COMPARE_SWAP;
 	default:

@@ -545,6 +545,43 @@ access:
 		       IB_EVENT_QP_ACCESS_ERR);
 }
 
+/* ATOMIC WRITE (IBTA 1.5 9.4.6): one aligned 64-bit store, then an ACK. */
+static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
+				    const struct sroce_pkt *pkt,
+				    unsigned int payload_off,
+				    struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	u64 va = pkt->reth.va, val;
+	struct sroce_mem *mem;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		goto access;
+	if ((va & 7) || pkt->payload_len != sizeof(val) ||
+	    skb_copy_bits(skb, payload_off, &val, sizeof(val))) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
+			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mem = sroce_resp_rkey(qp, pkt->reth.rkey, va, sizeof(val),
+			      IB_ACCESS_REMOTE_WRITE);
+	if (!mem)
+		goto access;
+	/* Aligned and inside one page: a single 64-bit store. */
+	sroce_mem_copy(mem, va, &val, sizeof(val), SROCE_TO_MEM);
+	sroce_mem_put(mem);
+	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
+	rs->msn = sroce_msn_add(rs->msn, 1);
+	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
+	return;
+access:
+	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
+	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
+		       IB_EVENT_QP_ACCESS_ERR);
+}
+
 /*
  * A duplicate request (IBTA 9.7.5.1.2): SENDs and WRITEs are acknowledged
  * again without being executed; READs are answered again from the
@@ -636,6 +673,9 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 		break;
 	case SROCE_KIND_ATOMIC:
 		sroce_resp_atomic(qp, pkt, out);
+		break;
+	case SROCE_KIND_ATOMIC_WRITE:
+		sroce_resp_atomic_write(qp, skb, pkt, payload_off, out);
 		break;
 	default:
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
@@ -861,8 +901,7 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_comp_rx(qp, skb, pkt, payload_off);
 			return;
 		}
-		if (pkt->info->kind == SROCE_KIND_FLUSH ||
-		    pkt->info->kind == SROCE_KIND_ATOMIC_WRITE)
+		if (pkt->info->kind == SROCE_KIND_FLUSH)
 			break;
 		sroce_resp_conn(qp, skb, pkt, payload_off);
 		return;
