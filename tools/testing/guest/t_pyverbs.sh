@@ -221,6 +221,12 @@ for g in "rdmacm:^test_rdmacm" "rereg MR:rereg" "huge page:huge !\.test_odp\."; 
 	out=$("$PY" "$SUM" match "$SJ" ${g#*:} '!\.test_mlx5_')
 	rc=$?
 	case $g in
+	rereg*)
+		# The kernel side is there (sroce_rereg_user_mr), but rdma-core's
+		# rxe provider has no rereg_mr op: libibverbs answers EOPNOTSUPP.
+		check_todo "sroce0: the ${g%%:*} tests pass" \
+			"rdma-core's rxe provider has no rereg_mr" \
+			test $rc -eq 0 ;;
 	huge*)
 		# rdma-core's rxe provider has no parent domains, which the
 		# only huge page traffic test needs: not reachable for any

@@ -661,11 +661,14 @@ enum ib_wc_status sroce_mw_bind(struct sroce_dev *sdev, struct ib_pd *pd,
 
 	if (!mw)
 		return st;
+	/* Only the variant byte of the key is the caller's (IBTA 10.6.7.2). */
+	new_rkey = (mw_rkey & ~0xffU) | (new_rkey & 0xff);
+	/* Zero-based windows are not supported; local bits mean nothing. */
 	if (mw->type != SROCE_MEM_MW || mw->pd != pd ||
-	    (new_rkey >> 8) != (mw_rkey >> 8) ||
-	    (access & ~(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
-			IB_ACCESS_REMOTE_ATOMIC)))
+	    (access & IB_ZERO_BASED))
 		goto out;
+	access &= IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+		  IB_ACCESS_REMOTE_ATOMIC;
 	if (len) {
 		mr = sroce_mem_get(sdev, mr_lkey);
 		if (!mr || mr->type == SROCE_MEM_MW ||
