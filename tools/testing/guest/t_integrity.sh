@@ -49,7 +49,7 @@ roce2_gid() {
 }
 
 setup_sroce() {
-	sroce_load || return 1
+	{ sroce_loaded || sroce_load; } || return 1
 	ip netns add na && ip netns add nb || return 1
 	ip link add name va type veth peer name vb || return 1
 	ip link set va netns na && ip link set vb netns nb || return 1

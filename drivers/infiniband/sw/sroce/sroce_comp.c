@@ -313,6 +313,14 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 	}
 	w->resp_psn = sroce_psn_add(psn, 1);
 	qp->req.gap_set = false;
+	/*
+	 * The READ's PSNs up to here are answered: count them as acknowledged
+	 * (when everything before the READ is), so the requester's window
+	 * and the retry timer see the progress of a long READ.
+	 */
+	if (!sroce_psn_before(qp->req.acked_psn, w->first_psn) &&
+	    sroce_psn_after(w->resp_psn, qp->req.acked_psn))
+		qp->req.acked_psn = w->resp_psn;
 	if (last)
 		w->done = true;
 	return false;

@@ -554,8 +554,10 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 			req->rd_atomic++;
 		}
 	} else if (qp->ibqp.qp_type == IB_QPT_RC &&
+		   w->opcode != IB_WR_RDMA_READ &&
 		   sroce_psn_dist(req->acked_psn, req->psn) >=
 		   SROCE_REQ_WINDOW) {
+		/* (A READ being re-requested is one packet: never held.) */
 		return SROCE_REQ_IDLE;
 	}
 
