@@ -17,6 +17,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "sroce_mcast.h"
 #include "sroce_stats.h"
 
 struct sroce_net;
@@ -48,6 +49,8 @@ struct sroce_dev {
 	struct xarray qp_xa;
 	u32 qp_next;
 	struct ida srq_ida;
+	/* Multicast groups and their QPs (sroce_mcast.c). */
+	struct sroce_mcast mcast;
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

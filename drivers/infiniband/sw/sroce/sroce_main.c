@@ -25,6 +25,7 @@
 #include "sroce/sroce_wire.h"
 #include "sroce_compat.h"
 #include "sroce_dev.h"
+#include "sroce_mcast.h"
 #include "sroce_net.h"
 #include "sroce_stats.h"
 #include "sroce_verbs.h"
@@ -121,6 +122,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	mutex_unlock(&sroce_list_mutex);
 
+	/* Leaves IP groups through the sockets: before sroce_net_put(). */
+	sroce_mcast_cleanup(sdev);
 	if (sdev->snet) {
 		sroce_net_unpublish(sdev);
 		sroce_net_put(sdev->snet);
@@ -218,6 +221,7 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	ida_init(&sdev->srq_ida);
+	sroce_mcast_init(sdev);
 
 	/* From here on ib_dealloc_device() cleans up via dealloc_driver. */
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);

@@ -28,6 +28,7 @@
 #include "sroce/sroce_icrc.h"
 #include "sroce/sroce_wire.h"
 #include "sroce_dev.h"
+#include "sroce_mcast.h"
 #include "sroce_net.h"
 #include "sroce_qp.h"
 #include "sroce_resp.h"
@@ -174,6 +175,10 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		v = sroce_rx_icrc(skb, udp, &pkt, off, len);
 	if (v != SROCE_OK) {
 		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
+		return;
+	}
+	if (pkt.bth.dqpn == SROCE_MCAST_QPN) {
+		sroce_mcast_rx(sdev, skb, &pkt, off + pkt.hdr_len);
 		return;
 	}
 	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */

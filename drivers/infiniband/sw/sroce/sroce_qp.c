@@ -21,6 +21,7 @@
 #include "sroce_comp.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
+#include "sroce_mcast.h"
 #include "sroce_qp.h"
 #include "sroce_req.h"
 #include "sroce_resp.h"
@@ -209,7 +210,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = xa_insert_irq(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
 		err = xa_alloc_cyclic_irq(&sdev->qp_xa, &qpn, NULL,
-					  XA_LIMIT(SROCE_MIN_QPN, 0xffffff),
+					  XA_LIMIT(SROCE_MIN_QPN,
+						   SROCE_MCAST_QPN - 1),
 					  &sdev->qp_next, GFP_KERNEL);
 		err = err < 0 ? err : 0;
 	}
@@ -617,6 +619,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	sroce_mcast_qp_cleanup(qp);
 	/*
 	 * The receive softirq finds QPs under RCU: let it finish with us.
 	 * Expedited: applications create and destroy QPs by the hundred.

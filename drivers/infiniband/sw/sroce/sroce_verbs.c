@@ -20,6 +20,7 @@
 #include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
+#include "sroce_mcast.h"
 #include "sroce_mr.h"
 #include "sroce_qp.h"
 #include "sroce_srq.h"
@@ -76,6 +77,9 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_PAGES;
 	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 }
@@ -177,6 +181,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_mw		= sroce_alloc_mw,
 	.alloc_pd		= sroce_alloc_pd,
 	.alloc_ucontext		= sroce_alloc_ucontext,
+	.attach_mcast		= sroce_attach_mcast,
 	.create_ah		= sroce_create_ah,
 	.create_user_ah		= sroce_create_ah,
 	.create_cq		= sroce_create_cq,
@@ -190,6 +195,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.destroy_cq		= sroce_destroy_cq,
 	.destroy_qp		= sroce_destroy_qp,
 	.destroy_srq		= sroce_destroy_srq,
+	.detach_mcast		= sroce_detach_mcast,
 	.get_dma_mr		= sroce_get_dma_mr,
 	.get_hw_stats		= sroce_get_hw_stats,
 	.get_link_layer		= sroce_get_link_layer,
