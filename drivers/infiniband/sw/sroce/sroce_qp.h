@@ -32,7 +32,7 @@ enum {
 };
 
 /* Outstanding request PSNs a requester lets fly before waiting for ACKs. */
-#define SROCE_REQ_WINDOW	512
+#define SROCE_REQ_WINDOW	128
 /* The requester asks for an ACK at least this often (IBTA 9.7.6.1.1). */
 #define SROCE_PKTS_PER_ACK	32
 

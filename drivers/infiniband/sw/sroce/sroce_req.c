@@ -458,16 +458,58 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	if (sroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;
 	if (last) {
+		/* (UC: done once the IP layer took it, see sroce_req_run().) */
 		req->offset = 0;
 		req->cur = (req->cur + 1) & qp->sq.queue.index_mask;
-		/* UC is unreliable: the WQE is done once it is on the wire. */
-		if (!rc)
-			w->done = true;
 	} else {
 		req->offset = off + payload;
 	}
 	*skbp = skb;
 	return IB_WC_SUCCESS;
+}
+
+/* Requester position before a packet: to take it back if refused. */
+struct sroce_req_pos {
+	u32 cur;
+	u32 offset;
+	u32 psn;
+};
+
+/*
+ * After the IP layer took (or refused) a packet built from @pos.  A full
+ * local backlog or qdisc (-ENOBUFS) is congestion right here: the packet
+ * is built again after the receive side had time to drain, instead of
+ * being lost (UC) or waiting for a timeout (RC).  Other losses are the
+ * retransmit timer's business.
+ */
+static void sroce_req_sent(struct sroce_qp *qp,
+			   const struct sroce_req_pos *pos, int err)
+{
+	struct sroce_req *req = &qp->req;
+	u32 mask = qp->sq.queue.index_mask;
+	struct sroce_swqe *w;
+	unsigned long flags;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+
+	if (err != -ENOBUFS && !uc)
+		return;
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (err == -ENOBUFS && !uc) {
+		sroce_comp_rewind(qp, pos->psn);
+	} else if (err == -ENOBUFS) {
+		/* Only this executor moves a UC requester: undo is exact. */
+		req->cur = pos->cur;
+		req->offset = pos->offset;
+		req->psn = pos->psn;
+	} else if (req->cur != pos->cur) {
+		/* UC is unreliable: a message is done once it is sent. */
+		w = sroce_swqe_at(req, mask, pos->cur);
+		w->done = true;
+		sroce_comp_advance(qp);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (err == -ENOBUFS)
+		usleep_range(200, 400);
 }
 
 enum sroce_req_step {
@@ -480,7 +522,8 @@ enum sroce_req_step {
 /* One step of the requester, under qp->sq.lock. */
 static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 					  struct sk_buff **skbp,
-					  struct sroce_av *av, u32 *psnp)
+					  struct sroce_av *av,
+					  struct sroce_req_pos *pos)
 {
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
@@ -562,15 +605,15 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	}
 
 	*av = qp->av;
-	*psnp = qp->req.psn;
+	pos->cur = req->cur;
+	pos->offset = req->offset;
+	pos->psn = req->psn;
 	st = sroce_req_conn(qp, w, skbp);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
 		return SROCE_REQ_ERROR;
 	}
-	if (w->done)
-		sroce_comp_advance(qp);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_comp_arm(qp);
 	return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
@@ -599,13 +642,12 @@ void sroce_req_kick(struct sroce_qp *qp)
 void sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	enum sroce_req_step step;
 	struct sk_buff *skb;
 	struct sroce_av av;
 	unsigned long flags;
+	struct sroce_req_pos pos = {};
 	int budget, err;
-	u32 psn = 0;
 
 	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
@@ -619,23 +661,14 @@ again:
 	do {
 		skb = NULL;
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		step = sroce_req_step(qp, &skb, &av, &psn);
+		step = sroce_req_step(qp, &skb, &av, &pos);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (skb) {
 			err = sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
 			budget--;
-			/*
-			 * The local stack refused the packet (a full backlog
-			 * or qdisc): resend it after letting the receive side
-			 * run, rather than waiting for a timeout.  Other
-			 * losses are the retransmit timer's business.
-			 */
-			if (err == -ENOBUFS && rc) {
-				spin_lock_irqsave(&qp->sq.lock, flags);
-				sroce_comp_rewind(qp, psn);
-				spin_unlock_irqrestore(&qp->sq.lock, flags);
-				usleep_range(50, 100);
-			}
+			if (qp->ibqp.qp_type == IB_QPT_RC ||
+			    qp->ibqp.qp_type == IB_QPT_UC)
+				sroce_req_sent(qp, &pos, err);
 		}
 		if (step == SROCE_REQ_ERROR) {
 			ibdev_dbg(qp->ibqp.device, "qp %u: requester error\n",
