@@ -22,7 +22,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
-SROCE_TESTS=${SROCE_TESTS:-t_lifecycle t_badinput t_cycles t_uverbs t_qp t_ud p_wire}
+SROCE_TESTS=${SROCE_TESTS:-t_lifecycle t_badinput t_cycles t_uverbs t_qp t_ud t_rc t_integrity t_rdmacm t_mcast t_perf t_pyverbs p_wire p_interop}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
@@ -101,13 +101,15 @@ vm_tally() {
 
 # vm_suite KVER TEST: one guest boot running tools/testing/guest/TEST.sh.
 vm_suite() {
-	local k=$1 t=$2 dir="$results/$1/$2" rc
+	local k=$1 t=$2 dir="$results/$1/$2" rc mem=2048 tmo=$SROCE_VM_TIMEOUT
 	mkdir -p "$dir"
 	suite_start=$(date +%s)
-	tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" \
+	# The pyverbs suite runs twice (rdma_rxe, sroce) with huge pages.
+	[ "$t" = t_pyverbs ] && { mem=3072; tmo=$((tmo > 1500 ? tmo : 1500)); }
+	tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" --mem "$mem" \
 		${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
 		${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
-		--timeout "$SROCE_VM_TIMEOUT" --name "$t" --nic-dangling \
+		--timeout "$tmo" --name "$t" --nic-dangling \
 		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
 	rc=$?
 	cat "$dir/output.log" "$dir/host.log" >"$dir/suite.log" 2>/dev/null
@@ -138,6 +140,8 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=20
 	suite checkpatch tools/checkpatch.sh
 fi
+# Userspace test tools the guests run (compiled against the host's libs).
+suite tools make -C tools/sroce-verify
 for k in $KVERS; do
 	suite "build-$k" build_check "$k"
 	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||

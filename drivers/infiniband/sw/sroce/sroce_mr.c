@@ -262,8 +262,11 @@ void sroce_mem_put(struct sroce_mem *mem)
 int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 		    u64 len, int access)
 {
+	/* Acquire: pairs with the release in sroce_mem_fast_reg(). */
+	enum sroce_mem_state state = smp_load_acquire(&mem->state);
+
 	if (mem->type == SROCE_MEM_MW ||
-	    smp_load_acquire(&mem->state) != SROCE_MEM_VALID || mem->pd != pd ||
+	    state != SROCE_MEM_VALID || mem->pd != pd ||
 	    (mem->access & access) != access)
 		return -EACCES;
 	if (mem->type == SROCE_MEM_DMA)

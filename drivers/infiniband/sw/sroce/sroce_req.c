@@ -36,7 +36,7 @@
 #define SROCE_REQ_BUDGET	256
 
 /* Largest message: the RETH DMA length is 32 bits (IBTA 9.3.3). */
-#define SROCE_MAX_MSG		(1U << 31)
+#define SROCE_MAX_MSG		BIT(31)
 
 /**
  * sroce_qp_sport() - UDP source port of @qp's packets
@@ -685,6 +685,7 @@ again:
 		return;
 	}
 	clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
+	/* Kicks that found us running set PENDING before we cleared RUNNING. */
 	smp_mb__after_atomic();
 	if (test_bit(SROCE_QP_REQ_PENDING, &qp->flags) &&
 	    !test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
