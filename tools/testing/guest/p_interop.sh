@@ -44,7 +44,7 @@ here=$(dirname "$0")
 . "$here/lib_rdma.sh"
 
 MODE=${1:-rxe-sroce}
-MTUS=${2:-1500 9000}
+MTUS=${2:-1500}	# 9000 too: p_interop.sh MODE "1500 9000"
 CTL_PORT=18400
 CLI_T=45	# per tool client run
 READY_T=60				# tool server start

@@ -753,12 +753,15 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (state == IB_QPS_ERR)
 		sroce_sq_flush(qp);
-	else if (qp->user)
+	else if (qp->user && qp->ibqp.qp_type != IB_QPT_UC)
 		sroce_req_run(qp);	/* the doorbell: process context */
 	else
 		/*
 		 * Kernel ULPs post from any context, ib_mad with IRQs off under
-		 * its own lock, where the IP output path must not run.
+		 * its own lock, where the IP output path must not run.  UC
+		 * always sends from the QP's CPU: packets sent from two CPUs
+		 * can overtake each other in per-CPU backlogs, and UC cannot
+		 * recover a message that arrives out of order.
 		 */
 		sroce_req_kick(qp);
 	return err;

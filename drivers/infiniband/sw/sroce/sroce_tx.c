@@ -203,11 +203,16 @@ int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		err = sroce_xmit4(sdev, av, skb);
 	else
 		err = sroce_xmit6(sdev, av, sport, skb);
+	/* net_xmit_eval() leaves NET_XMIT_DROP positive: a full queue. */
+	if (err > 0)
+		err = -ENOBUFS;
 	if (!err) {
 		sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
 		sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, len);
 	} else {
 		sroce_count(sdev->stats, SROCE_CNT_TX_ERRORS, 1);
+		ibdev_dbg_ratelimited(&sdev->ibdev, "transmit failed: %d\n",
+				      err);
 	}
 	return err;
 }
