@@ -1,0 +1,259 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Bad input on RC (pyverbs): invalid lkey/rkey, out-of-bounds addresses,
+# missing access rights, PD mismatch, a too small receive buffer, a
+# misaligned atomic and a bind to an MR without MW_BIND each give the IBTA
+# completion status on the side that must see it (and the QPs go to ERR);
+# caps beyond the device limits fail with EINVAL; posting in RESET fails.
+# Two RC QPs of one device talk through its own IPv4 GID (loopback).
+set -u
+. "$(dirname "$0")/lib.sh"
+
+sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
+ip netns add peer
+veth_pair v0 v1 peer
+ip addr add 198.18.0.1/24 dev v0
+ip -n peer addr add 198.18.0.2/24 dev v1
+rdma link add sroce0 type sroce netdev v0
+wait_for 20 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001
+
+out=$(timeout 300 python3 - <<'PY' 2>&1
+import sys, time
+import pyverbs.enums as e
+from pyverbs.addr import GID, GlobalRoute, AHAttr
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR, MW, MWBindInfo, MWBind
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR, RecvWR
+
+def check(cond, desc):
+    print('%s - %s' % ('ok' if cond else 'not ok', desc))
+    sys.stdout.flush()
+
+ctx = Context(name='sroce0')
+dev = ctx.query_device()
+gid = next(i for i in range(16)
+           if str(ctx.query_gid(1, i)).endswith('ffff:c612:0001'))
+RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+      e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+
+def mkqp(pd, cq):
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                             cap=QPCap(max_send_wr=16, max_recv_wr=16,
+                                       max_send_sge=2, max_recv_sge=2)))
+
+def connect(qp, dqpn):
+    a = QPAttr(qp_state=e.IBV_QPS_INIT)
+    a.pkey_index = 0
+    a.port_num = 1
+    a.qp_access_flags = (e.IBV_ACCESS_REMOTE_WRITE |
+                         e.IBV_ACCESS_REMOTE_READ |
+                         e.IBV_ACCESS_REMOTE_ATOMIC)
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
+              e.IBV_QP_ACCESS_FLAGS)
+    a = QPAttr(qp_state=e.IBV_QPS_RTR)
+    gr = GlobalRoute(dgid=ctx.query_gid(1, gid), sgid_index=gid)
+    a.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+    a.path_mtu = e.IBV_MTU_1024
+    a.dest_qp_num = dqpn
+    a.rq_psn = 0x100
+    a.max_dest_rd_atomic = 4
+    a.min_rnr_timer = 12
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn = 0x100
+    a.timeout = 14
+    a.retry_cnt = 7
+    a.rnr_retry = 7
+    a.max_rd_atomic = 4
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
+              e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+              e.IBV_QP_MAX_QP_RD_ATOMIC)
+
+def poll(cq, secs=30):
+    end = time.time() + secs
+    while time.time() < end:
+        n, wcs = cq.poll(1)
+        if n > 0:
+            return wcs[0]
+        time.sleep(0.001)
+    return None
+
+def state(qp):
+    return qp.query(e.IBV_QP_STATE)[0].qp_state
+
+def wait_err(qp, secs=20):
+    end = time.time() + secs
+    while time.time() < end:
+        if state(qp) == e.IBV_QPS_ERR:
+            return True
+        time.sleep(0.01)
+    return False
+
+class Pair:
+    def __init__(self, macc=RW):
+        self.pd = PD(ctx)
+        self.ccq = CQ(ctx, 64)
+        self.scq = CQ(ctx, 64)
+        self.c = mkqp(self.pd, self.ccq)
+        self.s = mkqp(self.pd, self.scq)
+        connect(self.c, self.s.qp_num)
+        connect(self.s, self.c.qp_num)
+        self.cmr = MR(self.pd, 4096, RW | e.IBV_ACCESS_MW_BIND)
+        self.smr = MR(self.pd, 4096, macc)
+
+def status_case(desc, build, want_c, want_s=None, macc=RW, post_recv=0):
+    p = Pair(macc)
+    for _ in range(post_recv):
+        p.s.post_recv(RecvWR(num_sge=1, sg=[SGE(p.smr.buf, 16,
+                                                 p.smr.lkey)]))
+    try:
+        p.c.post_send(build(p))
+    except Exception as ex:
+        check(False, desc + ': post failed: %s' % ex)
+        return
+    wc = poll(p.ccq)
+    got = wc.status if wc else None
+    check(got == want_c, '%s: requester completes with status %d (got %s)'
+          % (desc, want_c, got))
+    check(wait_err(p.c), desc + ': requester QP in ERR')
+    if want_s is not None:
+        wc = poll(p.scq)
+        got = wc.status if wc else None
+        check(got == want_s, '%s: responder completes with status %d '
+              '(got %s)' % (desc, want_s, got))
+    if want_c in (e.IBV_WC_REM_ACCESS_ERR, e.IBV_WC_REM_INV_REQ_ERR,
+                  e.IBV_WC_REM_OP_ERR):
+        check(wait_err(p.s), desc + ': responder QP in ERR')
+
+def send(p, lkey=None, length=64, addr=None):
+    return SendWR(opcode=e.IBV_WR_SEND, num_sge=1,
+                  sg=[SGE(addr or p.cmr.buf, length,
+                          p.cmr.lkey if lkey is None else lkey)])
+
+def write(p, rkey=None, raddr=None, length=64, op=e.IBV_WR_RDMA_WRITE):
+    wr = SendWR(opcode=op, num_sge=1, sg=[SGE(p.cmr.buf, length, p.cmr.lkey)])
+    wr.set_wr_rdma(p.smr.rkey if rkey is None else rkey,
+                   p.smr.buf if raddr is None else raddr)
+    return wr
+
+status_case('SEND with an invalid lkey',
+            lambda p: send(p, lkey=p.cmr.lkey ^ 0x5a5a00),
+            e.IBV_WC_LOC_PROT_ERR, post_recv=1)
+status_case('SEND past the end of its MR',
+            lambda p: send(p, addr=p.cmr.buf + 4090, length=64),
+            e.IBV_WC_LOC_PROT_ERR, post_recv=1)
+status_case('RDMA WRITE with an invalid rkey',
+            lambda p: write(p, rkey=p.smr.rkey ^ 0x5a5a00),
+            e.IBV_WC_REM_ACCESS_ERR)
+status_case('RDMA WRITE past the end of the remote MR',
+            lambda p: write(p, raddr=p.smr.buf + 4060),
+            e.IBV_WC_REM_ACCESS_ERR)
+status_case('RDMA WRITE to an MR without remote write',
+            lambda p: write(p), e.IBV_WC_REM_ACCESS_ERR,
+            macc=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+status_case('RDMA READ from an MR without remote read',
+            lambda p: write(p, op=e.IBV_WR_RDMA_READ),
+            e.IBV_WC_REM_ACCESS_ERR,
+            macc=e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+
+def atomic(p, off):
+    wr = SendWR(opcode=e.IBV_WR_ATOMIC_FETCH_AND_ADD, num_sge=1,
+                sg=[SGE(p.cmr.buf, 8, p.cmr.lkey)])
+    wr.set_wr_atomic(p.smr.rkey, p.smr.buf + off, 1, 0)
+    return wr
+
+# rdma-core's rxe provider checks atomic alignment itself (EINVAL at post);
+# a request that got past it would be NAKed as an invalid request.
+p = Pair()
+try:
+    p.c.post_send(atomic(p, 4))
+    wc = poll(p.ccq)
+    check(wc is not None and wc.status == e.IBV_WC_REM_INV_REQ_ERR,
+          'fetch & add at a misaligned address: REM_INV_REQ_ERR')
+except Exception as ex:
+    check('Errno: 22' in str(ex),
+          'fetch & add at a misaligned address: refused at post (EINVAL)')
+del p
+
+# A receive buffer smaller than the message: both sides see it.
+status_case('SEND larger than the receive buffer',
+            lambda p: send(p, length=256), e.IBV_WC_REM_INV_REQ_ERR,
+            want_s=e.IBV_WC_LOC_LEN_ERR, post_recv=1)
+
+# PD mismatch: an lkey of another PD's MR.
+p = Pair()
+opd = PD(ctx)
+omr = MR(opd, 4096, RW)
+p.s.post_recv(RecvWR(num_sge=1, sg=[SGE(p.smr.buf, 64, p.smr.lkey)]))
+p.c.post_send(send(p, lkey=omr.lkey, addr=omr.buf))
+wc = poll(p.ccq)
+check(wc is not None and wc.status == e.IBV_WC_LOC_PROT_ERR,
+      'SEND from an MR of another PD: LOC_PROT_ERR (got %s)' %
+      (wc.status if wc else None))
+del p
+
+# MW misuse: binding to an MR registered without MW_BIND.
+p = Pair()
+mr = MR(p.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+mw = MW(p.pd, e.IBV_MW_TYPE_2)
+wr = SendWR(opcode=e.IBV_WR_BIND_MW)
+wr.set_bind_wr(mw, MWBindInfo(mr, mr.buf, 64, e.IBV_ACCESS_REMOTE_WRITE))
+p.c.post_send(wr)
+wc = poll(p.ccq)
+check(wc is not None and wc.status == e.IBV_WC_MW_BIND_ERR,
+      'BIND_MW to an MR without MW_BIND: MW_BIND_ERR (got %s)' %
+      (wc.status if wc else None))
+mw.close()
+
+# Creation beyond the device limits.
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+for desc, cap in (('max_send_wr', QPCap(max_send_wr=dev.max_qp_wr + 1)),
+                  ('max_send_sge', QPCap(max_send_sge=dev.max_sge + 1)),
+                  ('max_inline_data', QPCap(max_inline_data=1 << 20))):
+    try:
+        QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+        check(False, 'create_qp with %s beyond the limit: refused' % desc)
+    except Exception as ex:
+        check('Errno: 22' in str(ex),
+              'create_qp with %s beyond the limit: EINVAL (%s)'
+              % (desc, str(ex).splitlines()[-1][:60]))
+
+# Posting to a QP in RESET (IBTA 10.8.2: an immediate error).
+qp = mkqp(pd, cq)
+mr = MR(pd, 64, RW)
+try:
+    qp.post_send(SendWR(opcode=e.IBV_WR_SEND, num_sge=1,
+                        sg=[SGE(mr.buf, 8, mr.lkey)]))
+    check(poll(cq, 2) is None and False,
+          'post_send in RESET refused')
+except Exception as ex:
+    check('22' in str(ex), 'post_send in RESET refused with EINVAL (%s)'
+          % str(ex).splitlines()[-1][:60])
+print('rcerr done')
+PY
+)
+rc=$?
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	*) diag "$line" ;;
+	esac
+done <<<"$out"
+check "pyverbs bad-input script ran to the end (rc $rc)" grep -q 'rcerr done' <<<"$out"
+for k in rx_access_err rx_bad_request; do
+	diag "$k $(hw_stat sroce0 $k)"
+done
+check "responder counted access errors" test "$(hw_stat sroce0 rx_access_err)" -gt 0
+check "responder counted invalid requests" test "$(hw_stat sroce0 rx_bad_request)" -gt 0
+rdma link delete sroce0
+check "module unloads after the error paths" eval 'wait_for 30 eval "! ibdev_exists sroce0" && sroce_unload'
+ip netns del peer
+tap_done
