@@ -240,10 +240,11 @@ def cmd_failures(path):
                                         t.get('frame', '')))
 
 
-def cmd_clean(path):
+def cmd_clean(path, skip=()):
     d = load(path)
     bad = [tid for tid, t in d['tests'].items()
-           if t['outcome'] in ('fail', 'error', 'hung')]
+           if t['outcome'] in ('fail', 'error', 'hung') and
+           not any(re.search(r[1:], tid) for r in skip)]
     return 0 if not bad and not d.get('killed') else 1
 
 
@@ -303,7 +304,7 @@ def main(argv):
     if cmd == 'failures':
         return cmd_failures(args[0]) or 0
     if cmd == 'clean':
-        return cmd_clean(args[0])
+        return cmd_clean(args[0], args[1:])
     if cmd == 'superset':
         return cmd_superset(args[0], args[1])
     if cmd == 'match':
