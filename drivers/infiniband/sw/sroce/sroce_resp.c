@@ -191,6 +191,26 @@ static void sroce_resp_nak(struct sroce_resp_out *out, u32 psn, u32 msn,
 	out->event = event;
 }
 
+/* NAK a request as invalid (IBTA 9.9.3.1.2); the responder QP fails. */
+static void sroce_resp_bad_request(struct sroce_qp *qp, u32 psn,
+				   struct sroce_resp_out *out)
+{
+	sroce_count(to_sroce_dev(qp->ibqp.device)->stats,
+		    SROCE_CNT_RX_BAD_REQUEST, 1);
+	sroce_resp_nak(out, psn, qp->resp.msn, SROCE_NAK_INVALID_REQ,
+		       IB_EVENT_QP_REQ_ERR);
+}
+
+/* NAK an R_Key or access violation (IBTA 9.9.3.1.3); the QP fails. */
+static void sroce_resp_access_error(struct sroce_qp *qp, u32 psn,
+				    struct sroce_resp_out *out)
+{
+	sroce_count(to_sroce_dev(qp->ibqp.device)->stats,
+		    SROCE_CNT_RX_ACCESS_ERR, 1);
+	sroce_resp_nak(out, psn, qp->resp.msn, SROCE_NAK_REMOTE_ACCESS_ERR,
+		       IB_EVENT_QP_ACCESS_ERR);
+}
+
 static void sroce_resp_ack(struct sroce_resp_out *out, u32 psn, u32 msn)
 {
 	out->ack = true;
@@ -429,12 +449,11 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 	return;
 
 access:
-	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
 	rs->cur_kind = SROCE_KIND_NONE;
 	if (rc) {
-		sroce_resp_nak(out, psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
-			       IB_EVENT_QP_ACCESS_ERR);
+		sroce_resp_access_error(qp, psn, out);
 	} else {
+		sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
 		rs->uc_drop = !last;
 		rs->epsn = sroce_psn_add(psn, 1);
 	}
@@ -463,7 +482,6 @@ static struct sroce_rdres *sroce_resp_new_res(struct sroce_resp *rs)
 static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			    struct sroce_resp_out *out)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
 	u32 len = pkt->reth.dma_len;
 	struct sroce_rdres *res;
@@ -491,16 +509,13 @@ static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	out->read = true;
 	return;
 access:
-	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
-	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
-		       IB_EVENT_QP_ACCESS_ERR);
+	sroce_resp_access_error(qp, pkt->bth.psn, out);
 }
 
 /* CmpSwap / FetchAdd (IBTA 9.7.4.1.6 ff.), executed here and now. */
 static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			      struct sroce_resp_out *out)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
 	const struct sroce_atmeth *a = &pkt->atmeth;
 	struct sroce_rdres *res;
@@ -511,9 +526,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 		goto access;
 	if (a->va & 7) {
 		/* C9-?? (9.4.5): atomics need a naturally aligned address. */
-		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
-		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
-			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
 	mem = sroce_resp_rkey(qp, a->rkey, a->va, sizeof(u64),
@@ -540,9 +553,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	out->orig = orig;
 	return;
 access:
-	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
-	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
-		       IB_EVENT_QP_ACCESS_ERR);
+	sroce_resp_access_error(qp, pkt->bth.psn, out);
 }
 
 /* ATOMIC WRITE (IBTA 1.5 9.4.6): one aligned 64-bit store, then an ACK. */
@@ -551,7 +562,6 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 				    unsigned int payload_off,
 				    struct sroce_resp_out *out)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
 	u64 va = pkt->reth.va, val;
 	struct sroce_mem *mem;
@@ -560,9 +570,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 		goto access;
 	if ((va & 7) || pkt->payload_len != sizeof(val) ||
 	    skb_copy_bits(skb, payload_off, &val, sizeof(val))) {
-		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
-		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
-			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
 	mem = sroce_resp_rkey(qp, pkt->reth.rkey, va, sizeof(val),
@@ -577,9 +585,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
 	return;
 access:
-	sroce_count(sdev->stats, SROCE_CNT_RX_ACCESS_ERR, 1);
-	sroce_resp_nak(out, pkt->bth.psn, rs->msn, SROCE_NAK_REMOTE_ACCESS_ERR,
-		       IB_EVENT_QP_ACCESS_ERR);
+	sroce_resp_access_error(qp, pkt->bth.psn, out);
 }
 
 /*
@@ -655,9 +661,7 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 			}
 			return;
 		}
-		sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
-		sroce_resp_nak(out, pkt->bth.psn, rs->msn,
-			       SROCE_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR);
+		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
 
