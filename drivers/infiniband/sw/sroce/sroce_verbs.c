@@ -165,6 +165,17 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * ib_core disassociates every ucontext before it moves the device to another
+ * rdma network namespace (exclusive mode) and destroys the objects behind the
+ * process's back. Nothing here needs undoing: a ring's pages were inserted
+ * with vm_insert_page(), so they stay referenced by the process's mapping
+ * until it unmaps them, and sroce has no doorbell or device pages to revoke.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	return 0;
@@ -189,6 +200,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.create_srq		= sroce_create_srq,
 	.dealloc_pd		= sroce_dealloc_pd,
 	.dealloc_ucontext	= sroce_dealloc_ucontext,
+	.disassociate_ucontext	= sroce_disassociate_ucontext,
 	.dealloc_mw		= sroce_dealloc_mw,
 	.dereg_mr		= sroce_dereg_mr,
 	.destroy_ah		= sroce_destroy_ah,
