@@ -321,6 +321,30 @@ check "two QPs attached on sroce_b each get every message (delivered >= $((2 * N
 	eval '[ $rc -eq 0 ] && [ $src -eq 0 ] && [ $d -ge $((2 * NMSG)) ] &&
 	      grep -q "data transfers complete" /tmp/mck_rx2.log'
 
+# Loopback: receiver and sender on the same device.  The IP layer loops
+# the sender's packet back (multicast loopback is on for sroce's socket),
+# and it reaches the receiving QP of the sending device; the sender's own
+# QP is attached too and, having no receive posted, drops its copy.
+b_deliv=$(hw_stat sroce_b rx_delivered)
+b_norecv=$(hw_stat sroce_b rx_drop_no_recv)
+ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -C $NMSG \
+	>/tmp/mck_rx3.log 2>&1 &
+srv=$!
+wait_for 60 eval '[ "$(mc_users nb vb $G4)" -ge 2 ]'
+sleep 1
+out=$(ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -s -C $NMSG 2>&1)
+rc=$?
+wait "$srv"
+src=$?
+d=$(($(hw_stat sroce_b rx_delivered) - b_deliv))
+nr=$(($(hw_stat sroce_b rx_drop_no_recv) - b_norecv))
+diag "loopback: receiver: $(tr '\n' ' ' </tmp/mck_rx3.log); delivered +$d, rx_drop_no_recv +$nr"
+check "mckey on one device: the receiver gets all $NMSG messages its own device sent" \
+	eval '[ $rc -eq 0 ] && [ $src -eq 0 ] && [ $d -ge $NMSG ] &&
+	      grep -q "data transfers complete" /tmp/mck_rx3.log'
+check "the sending QP's own copy is dropped for lack of a receive and counted" \
+	test "$nr" -ge $NMSG
+
 ip netns exec na rdma link delete sroce_a
 ip netns exec nb rdma link delete sroce_b
 check "module unloads after multicast traffic" sroce_unload

@@ -7,6 +7,7 @@
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
 
+#include <net/inet_sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -33,5 +34,15 @@
  */
 #define SROCE_WR_ATOMIC_WRITE	15
 #define SROCE_WC_ATOMIC_WRITE	9
+
+/*
+ * SROCE_HAVE_INET_FLAGS: 6.7 moved inet_sock's mc_loop bitfield into
+ * inet_flags.  ip_sock_set_mc_loop() is not exported on either kernel.
+ */
+#ifdef SROCE_HAVE_INET_FLAGS
+#define sroce_sock_set_mc_loop(sk)	inet_set_bit(MC_LOOP, (sk))
+#else
+#define sroce_sock_set_mc_loop(sk)	(inet_sk(sk)->mc_loop = 1)
+#endif
 
 #endif /* SROCE_COMPAT_H */

@@ -27,6 +27,7 @@
 #include "sroce/sroce_hdr.h"
 #include "sroce/sroce_icrc.h"
 #include "sroce/sroce_wire.h"
+#include "sroce_compat.h"
 #include "sroce_dev.h"
 #include "sroce_mcast.h"
 #include "sroce_net.h"
@@ -247,6 +248,14 @@ static int sroce_sock_open(struct sroce_net *snet, bool ipv6,
 	if (err)
 		return err;
 	setup_udp_tunnel_sock(snet->net, *sockp, &tcfg);
+	/*
+	 * The tunnel setup turns IPv4 multicast loopback off; RoCE wants it
+	 * on, so that QPs attached on this host (the sending device's own
+	 * included) get a copy of what a local QP sends to their group.  An
+	 * IPv6 tunnel socket keeps the default (on).
+	 */
+	if (!ipv6)
+		sroce_sock_set_mc_loop((*sockp)->sk);
 	return 0;
 }
 
