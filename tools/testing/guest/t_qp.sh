@@ -186,6 +186,82 @@ check(len(srq_qps) == 4, 'four RC QPs share one SRQ')
 for q in srq_qps:
     q.close()
 srq.close()
+
+# SRQ resize (IBV_SRQ_MAX_WR): the posted, unconsumed receives move to the
+# new ring in order and are then consumed by traffic from a QP of the same
+# device (loopback through its own GID), each landing in its own buffer.
+from pyverbs.wr import SendWR
+N1, N2, SZ = 20, 30, 64
+rmr = MR(pd, (N1 + N2) * SZ, e.IBV_ACCESS_LOCAL_WRITE)
+smr = MR(pd, (N1 + N2) * SZ, e.IBV_ACCESS_LOCAL_WRITE)
+rcq, scq = CQ(ctx, 128), CQ(ctx, 128)
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=N1 + 1, max_sge=1)))
+post = lambda i: srq.post_recv(RecvWR(wr_id=i, num_sge=1,
+                                      sg=[SGE(rmr.buf + i * SZ, SZ, rmr.lkey)]))
+for i in range(N1):
+    post(i)
+srq.modify(SrqAttr(srq_limit=5), e.IBV_SRQ_LIMIT)
+srq.modify(SrqAttr(max_wr=200), e.IBV_SRQ_MAX_WR)
+sa = srq.query()
+check(sa.max_wr >= 200 and sa.srq_limit == 5,
+      'SRQ resized from %d to 200 WRs with %d posted (max_wr %d, limit kept)' %
+      (N1 + 1, N1, sa.max_wr))
+for i in range(N1, N1 + N2):
+    post(i)
+expect_errno(lambda: srq.modify(SrqAttr(max_wr=N1), e.IBV_SRQ_MAX_WR),
+             22, 'SRQ shrink below the %d posted receives -> EINVAL' % (N1 + N2))
+expect_errno(lambda: srq.modify(SrqAttr(max_wr=dev.max_srq_wr + 1),
+                                e.IBV_SRQ_MAX_WR),
+             22, 'SRQ resize beyond max_srq_wr -> EINVAL')
+mk = lambda c, q: QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=c, rcq=c, srq=q,
+                                    cap=QPCap(max_send_wr=64, max_recv_wr=0 if q else 1,
+                                              max_send_sge=1, max_recv_sge=1)))
+qa, qb = mk(scq, None), mk(rcq, srq)
+own = ctx.query_gid(1, v4)
+for q, peer in ((qa, qb), (qb, qa)):
+    a = QPAttr(qp_state=e.IBV_QPS_INIT)
+    a.pkey_index, a.port_num, a.qp_access_flags = 0, 1, 0
+    q.modify(a, S | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
+    a = QPAttr(qp_state=e.IBV_QPS_RTR)
+    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=own, sgid_index=v4), is_global=1,
+                       port_num=1)
+    a.path_mtu, a.dest_qp_num, a.rq_psn = e.IBV_MTU_1024, peer.qp_num, 0
+    a.max_dest_rd_atomic, a.min_rnr_timer = 1, 12
+    q.modify(a, S | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN |
+             e.IBV_QP_RQ_PSN | e.IBV_QP_MAX_DEST_RD_ATOMIC |
+             e.IBV_QP_MIN_RNR_TIMER)
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn, a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = 0, 14, 7, 7, 1
+    q.modify(a, S | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
+             e.IBV_QP_RNR_RETRY | e.IBV_QP_MAX_QP_RD_ATOMIC)
+for i in range(N1 + N2):
+    smr.write(bytes([i + 1]) * SZ, SZ, i * SZ)
+    qa.post_send(SendWR(wr_id=i, opcode=e.IBV_WR_SEND,
+                        send_flags=e.IBV_SEND_SIGNALED, num_sge=1,
+                        sg=[SGE(smr.buf + i * SZ, SZ, smr.lkey)]))
+    if i % 16 == 15:
+        import time
+        time.sleep(0.05)
+import time
+got, sent = [], 0
+end = time.time() + 60
+while (len(got) < N1 + N2 or sent < N1 + N2) and time.time() < end:
+    n, wcs = rcq.poll(16)
+    got += [(w.wr_id, w.status, w.byte_len) for w in wcs[:n]]
+    n, wcs = scq.poll(16)
+    sent += sum(1 for w in wcs[:n] if w.status == e.IBV_WC_SUCCESS)
+    time.sleep(0.01)
+check(sent == N1 + N2 and [g[0] for g in got] == list(range(N1 + N2)) and
+      all(g[1] == e.IBV_WC_SUCCESS and g[2] == SZ for g in got),
+      'after the resize %d sends consume the SRQ receives in posting order '
+      '(%d sent, %d received)' % (N1 + N2, sent, len(got)))
+data = rmr.read((N1 + N2) * SZ, 0)
+check(all(data[i * SZ:(i + 1) * SZ] == bytes([i + 1]) * SZ
+          for i in range(N1 + N2)),
+      'every receive buffer holds the payload of its message')
+for o in (qa, qb, srq, rcq, scq, rmr, smr):
+    o.close()
+
 expect_errno(lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=dev.max_srq_wr + 1))),
              22, 'SRQ beyond max_srq_wr -> EINVAL')
 

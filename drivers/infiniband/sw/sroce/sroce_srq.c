@@ -3,10 +3,9 @@
  * Shared receive queues.  Context: process context for the verbs;
  * post_srq_recv in any context.
  *
- * State of this file: receive WQEs are queued in the rxe-ABI ring; the
- * responder that consumes them (and raises IB_EVENT_SRQ_LIMIT_REACHED when
- * the armed limit is crossed) is part of the data path, not yet written.
- * Resizing (IB_SRQ_MAX_WR) is refused with -EOPNOTSUPP.
+ * Receive WQEs are queued in the rxe-ABI ring; the responder copies them
+ * out under rq.lock (sroce_resp_get_wqe()) and raises
+ * IB_EVENT_SRQ_LIMIT_REACHED when the armed limit is crossed.
  */
 #include <rdma/uverbs_ioctl.h>
 
@@ -65,14 +64,86 @@ err_ida:
 	return err;
 }
 
+/*
+ * Resize: the posted, not yet consumed WQEs move to the front of a new ring.
+ * The rxe provider holds its producer lock across the command, so a user
+ * SRQ's producer index cannot move meanwhile; the responder consumes under
+ * rq.lock, which is held for the switch.  The provider learns the new
+ * ring's mmap offset through the address in its command.
+ */
+static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr, u32 limit,
+			    struct ib_udata *udata)
+{
+	struct ib_ucontext *uctx = NULL;
+	struct rxe_modify_srq_cmd cmd;
+	struct sroce_queue nq, old;
+	struct mminfo mi = {};
+	unsigned long flags;
+	u32 n, i;
+	int err;
+
+	if (!max_wr || max_wr > SROCE_MAX_QP_WR)
+		return -EINVAL;
+	if (udata) {
+		if (udata->inlen < sizeof(cmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+		if (err)
+			return err;
+		err = sroce_udata_uctx(udata, 0, &uctx);
+		if (err)
+			return err;
+	}
+	err = sroce_queue_init(&nq, max_wr, srq->rq.queue.elem_size,
+			       SROCE_QUEUE_KERNEL_CONSUMES, uctx, &mi);
+	if (err)
+		return err;
+	/* The limit is checked against the size it will apply to. */
+	if (limit > sroce_queue_capacity(&nq)) {
+		sroce_queue_cleanup(&nq);
+		return -EINVAL;
+	}
+	if (udata &&
+	    copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr), &mi, sizeof(mi))) {
+		sroce_queue_cleanup(&nq);
+		return -EFAULT;
+	}
+
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	n = sroce_queue_count(&srq->rq.queue);
+	if (n > sroce_queue_capacity(&nq)) {
+		spin_unlock_irqrestore(&srq->rq.lock, flags);
+		sroce_queue_cleanup(&nq);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(sroce_queue_addr(&nq, i),
+		       sroce_queue_addr(&srq->rq.queue, srq->rq.queue.own + i),
+		       nq.elem_size);
+	/* The producer index is the poster's: start it after the copies. */
+	smp_store_release(&nq.buf->producer_index, n);
+	old = srq->rq.queue;
+	srq->rq.queue = nq;
+	srq->rq.max_wr = sroce_queue_capacity(&nq);
+	srq->limit = limit;
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+
+	sroce_queue_cleanup(&old);
+	return 0;
+}
+
 int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct sroce_srq *srq = to_sroce_srq(ibsrq);
 	unsigned long flags;
+	u32 limit;
 
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	limit = mask & IB_SRQ_LIMIT ? attr->srq_limit : READ_ONCE(srq->limit);
 	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+		return sroce_srq_resize(srq, attr->max_wr, limit, udata);
 	if (mask & IB_SRQ_LIMIT) {
 		if (attr->srq_limit > srq->rq.max_wr)
 			return -EINVAL;
