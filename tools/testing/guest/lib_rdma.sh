@@ -294,9 +294,19 @@ run_pair() {
 	diag "$why"
 	diag "server: ${srv[*]}"
 	diag "client: ${cli[*]}"
+	# stderr is unbuffered and stdout is not: a tool's error message sits
+	# above the output it flushed at exit, out of reach of the tail.
+	log_errors "$SRV_LOG" server
+	log_errors "$CLI_LOG" client
 	log_tail "$SRV_LOG" server
 	log_tail "$CLI_LOG" client
 	return 1
+}
+
+# log_errors FILE LABEL: the first lines that look like an error report.
+log_errors() {
+	grep -iE "error|fail|couldn|unable|status|timeout|timed out" "$1" 2>/dev/null |
+		head -n 4 | sed "s/^/# $2 (error): /"
 }
 
 # Output checks for run_pair -x.

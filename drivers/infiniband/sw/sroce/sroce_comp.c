@@ -94,8 +94,14 @@ void sroce_comp_advance(struct sroce_qp *qp)
 			w->rd_atomic = false;
 			req->rd_atomic--;
 		}
-		sroce_comp_post(qp, w, w->status);
+		/*
+		 * Slot first, completion second: a poster that sees the
+		 * completion may post again at once, and a full ring (depth
+		 * 1) must have room by then.  The shadow copy @w stays valid:
+		 * it is only refilled under qp->sq.lock, which we hold.
+		 */
 		sroce_queue_advance_consumer(q);
+		sroce_comp_post(qp, w, w->status);
 	}
 }
 

@@ -308,11 +308,12 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 				.port_num = 1,
 			};
 
+			sroce_queue_advance_consumer(q);
 			sroce_cq_post(qp->scq, &wc, false);
 		} else {
+			sroce_queue_advance_consumer(q);
 			sroce_flush_one(qp, qp->scq, w->wr_id, true);
 		}
-		sroce_queue_advance_consumer(q);
 	}
 	while (!sroce_queue_empty(q)) {
 		wr_id = READ_ONCE(((struct rxe_send_wqe *)
