@@ -76,5 +76,19 @@ pp rc 16384 20 -m 4096 -c
 pp ud 2048 50 -c
 unset GIDX_S GIDX_C GIDX_TAG
 
+# Loopback: server and client on the same device, through its own GIDs
+# (the packets go out through the IP layer and come back on lo).
+save=("$NS_S" "$DEV_S" "$GID_S" "$GID6_S" "$IP_S" "$IP6_S")
+NS_S=$NS_C DEV_S=$DEV_C GID_S=$GID_C GID6_S=$GID6_C IP_S=$IP_C IP6_S=$IP6_C
+GIDX_TAG=', loopback on one device'
+pp rc 16384 20 -m 4096 -c
+pp ud 2048 50 -c
+GIDX_S=$GID6_C GIDX_C=$GID6_C GIDX_TAG=', loopback on one device, IPv6 GIDs'
+pp rc 16384 20 -m 4096 -c
+pp ud 2048 50 -c
+unset GIDX_S GIDX_C GIDX_TAG
+NS_S=${save[0]} DEV_S=${save[1]} GID_S=${save[2]} GID6_S=${save[3]}
+IP_S=${save[4]} IP6_S=${save[5]}
+
 rdma_teardown
 tap_done
