@@ -183,7 +183,14 @@ void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 		req->offset = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 			      w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ? 0 :
 			      sroce_psn_dist(w->first_psn, psn) * qp->mtu;
-		req->since_ack = 0;
+		/*
+		 * The first packet sent again asks for an ACK: the responder
+		 * answers it at once (a duplicate is ACKed up to what it has),
+		 * so progress shows within one round trip, not after 32
+		 * packets - which, on a slow host, may take longer than the
+		 * timeout and turn go-back-N into a retry-exceeded livelock.
+		 */
+		req->since_ack = SROCE_PKTS_PER_ACK - 1;
 		return;
 	}
 }
