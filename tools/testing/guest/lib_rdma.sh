@@ -164,7 +164,7 @@ tcp_listening() {	# NS PORT
 cm_listening() {	# PORT: an rdma_cm ID in LISTEN state on PORT
 	# Asked in the server's namespace: with exclusive rdma netns mode the
 	# server's device (and its cm_ids) are visible there only.
-	in_ns "$NS_S" rdma resource show cm_id 2>/dev/null |
+	in_ns "${NS_S:-}" rdma resource show cm_id 2>/dev/null |
 		grep -E "state LISTEN" | grep -qE "src-addr [^ ]*:$1( |$)"
 }
 
