@@ -235,6 +235,40 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn)
 }
 
 /*
+ * acked_psn never rests inside a WQE that has finished: step over those.
+ * A READ that completes while an earlier one is re-requested is done
+ * before acked_psn reaches it; when the earlier one completes, acked_psn
+ * stops at the later one's first PSN, and once both retire nothing holds
+ * that PSN - the timer would find no WQE to resend and the window would
+ * stay shut.
+ */
+static void sroce_comp_skip_done(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 i;
+
+	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
+		w = sroce_swqe_at(req, q->index_mask, i);
+		if (!w->started)
+			break;
+		if (sroce_wqe_is_local(w))
+			continue;
+		if (!sroce_psn_in_window(req->acked_psn, w->first_psn,
+					 sroce_psn_dist(w->first_psn,
+							w->last_psn) + 1)) {
+			if (sroce_psn_after(w->first_psn, req->acked_psn))
+				break;
+			continue;
+		}
+		if (!w->done)
+			break;
+		req->acked_psn = sroce_psn_add(w->last_psn, 1);
+	}
+}
+
+/*
  * Late ACKs and responses can acknowledge PSNs the requester was rewound
  * to resend.  Move it forward so it never resends below acked_psn (its
  * window arithmetic assumes psn >= acked_psn).  Under qp->sq.lock, after
@@ -519,6 +553,7 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE, 1);
 		break;
 	}
+	sroce_comp_skip_done(qp);
 	sroce_comp_advance(qp);
 	sroce_comp_fixup(qp);
 out:
