@@ -247,6 +247,7 @@ static void sroce_comp_skip_done(struct sroce_qp *qp)
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *w;
+	bool head = true;
 	u32 i;
 
 	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
@@ -255,6 +256,13 @@ static void sroce_comp_skip_done(struct sroce_qp *qp)
 			break;
 		if (sroce_wqe_is_local(w))
 			continue;
+		/*
+		 * Everything before the oldest WQE still held has completed,
+		 * so it is acknowledged, whatever a late ACK or NAK said.
+		 */
+		if (head && sroce_psn_after(w->first_psn, req->acked_psn))
+			req->acked_psn = w->first_psn;
+		head = false;
 		if (!sroce_psn_in_window(req->acked_psn, w->first_psn,
 					 sroce_psn_dist(w->first_psn,
 							w->last_psn) + 1)) {
@@ -581,6 +589,7 @@ void sroce_comp_retry_timer(struct timer_list *t)
 			  qp->ibqp.qp_num, qp->state, req->acked_psn, req->max_psn);
 		goto out;
 	}
+	sroce_comp_skip_done(qp);
 	w = sroce_comp_find(qp, req->acked_psn);
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout, acked %#x max %#x psn %#x cur %u own %u fetched %u wqe %s retry %u\n",
