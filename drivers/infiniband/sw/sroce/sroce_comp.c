@@ -596,8 +596,18 @@ void sroce_comp_retry_timer(struct timer_list *t)
 		  qp->ibqp.qp_num, req->acked_psn, req->max_psn, req->psn,
 		  req->cur, qp->sq.queue.own, req->fetched, w ? "found" : "none",
 		  req->retry);
-	if (!w)
+	if (!w) {
+		/*
+		 * Nothing left to resend: retire what finished, let the
+		 * requester past the window, and keep the timer running while
+		 * PSNs are still outstanding rather than go quiet for good.
+		 */
+		sroce_comp_advance(qp);
+		sroce_comp_fixup(qp);
+		sroce_comp_arm(qp);
+		kick = true;
 		goto out;
+	}
 	if (req->retry == 0) {
 		w->status = IB_WC_RETRY_EXC_ERR;
 		w->done = true;
