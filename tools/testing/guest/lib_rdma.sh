@@ -62,7 +62,9 @@ port_active() {
 	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null
 }
 
-rdma_setup_sroce() {
+# rdma_netns_pair: sroce loaded, namespaces na/nb joined by va/vb with the
+# addresses above; no RDMA device yet (t_netns makes its own).
+rdma_netns_pair() {
 	sroce_load || return 1
 	ip netns add na && ip netns add nb || return 1
 	veth_pair va vb nb || return 1
@@ -77,6 +79,10 @@ rdma_setup_sroce() {
 	# Multicast (mckey) leaves through the veth, not a default route.
 	ip -n na route add 224.0.0.0/4 dev va
 	ip -n nb route add 224.0.0.0/4 dev vb
+}
+
+rdma_setup_sroce() {
+	rdma_netns_pair || return 1
 	ip netns exec na rdma link add sroce_a type sroce netdev va || return 1
 	ip netns exec nb rdma link add sroce_b type sroce netdev vb || return 1
 	NS_S=nb NS_C=na DEV_S=sroce_b DEV_C=sroce_a NETDEV_S=vb NETDEV_C=va

@@ -37,19 +37,7 @@ check "rdma system set netns exclusive" rdma system set netns exclusive
 check "rdma system show reports exclusive" \
 	bash -c 'rdma system show | grep -q "netns exclusive"'
 
-if ! sroce_load || ! ip netns add na || ! ip netns add nb ||
-   ! veth_pair va vb nb || ! ip link set va netns na; then
-	not_ok "topology"
-	tap_done
-	exit 1
-fi
-ip -n na link set va up
-ip -n na link set lo up
-ip -n nb link set lo up
-ip -n na addr add 198.18.0.1/24 dev va
-ip -n nb addr add 198.18.0.2/24 dev vb
-ip -n na -6 addr add 2001:db8::1/64 dev va nodad
-ip -n nb -6 addr add 2001:db8::2/64 dev vb nodad
+rdma_netns_pair || { not_ok "topology"; tap_done; exit 1; }
 modprobe rdma_ucm
 
 check "rdma link add sroce_a (netdev va in na)" \
