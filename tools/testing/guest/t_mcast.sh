@@ -304,18 +304,26 @@ check "hw counter rx_delivered at sroce_b counted >= $NMSG multicast messages" \
 out=$(ip netns exec nb timeout 30 mckey -m $G6 -b 2001:db8::2 -C 1 2>&1)
 diag "mckey IPv6 $G6 (rdma_cm limitation): $(tr '\n' ' ' <<<"$out")"
 
+# mckey_pair QPS USERS TX_NS TX_BIND LOG: a receiver with QPS QPs on
+# sroce_b, started once vb's group has USERS users, and a sender in TX_NS
+# bound to TX_BIND; sets rc/src (exit codes) and d (rx_delivered delta).
+mckey_pair() {
+	local b_deliv srv
+	b_deliv=$(hw_stat sroce_b rx_delivered)
+	ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -c "$1" -C $NMSG \
+		>"$5" 2>&1 &
+	srv=$!
+	wait_for 60 eval '[ "$(mc_users nb vb $G4)" -ge '"$2"' ]'
+	sleep 1
+	out=$(ip netns exec "$3" timeout 60 mckey -m $G4 -b "$4" -s -C $NMSG 2>&1)
+	rc=$?
+	wait "$srv"
+	src=$?
+	d=$(($(hw_stat sroce_b rx_delivered) - b_deliv))
+}
+
 # Two receiving QPs on one device (mckey -c 2): each gets its own copy.
-b_deliv=$(hw_stat sroce_b rx_delivered)
-ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -c 2 -C $NMSG \
-	>/tmp/mck_rx2.log 2>&1 &
-srv=$!
-wait_for 60 eval '[ "$(mc_users nb vb $G4)" -ge 3 ]'
-sleep 1
-out=$(ip netns exec na timeout 60 mckey -m $G4 -b 198.18.0.1 -s -C $NMSG 2>&1)
-rc=$?
-wait "$srv"
-src=$?
-d=$(($(hw_stat sroce_b rx_delivered) - b_deliv))
+mckey_pair 2 3 na 198.18.0.1 /tmp/mck_rx2.log
 diag "two QPs: receiver: $(tr '\n' ' ' </tmp/mck_rx2.log); delivered +$d"
 check "two QPs attached on sroce_b each get every message (delivered >= $((2 * NMSG)))" \
 	eval '[ $rc -eq 0 ] && [ $src -eq 0 ] && [ $d -ge $((2 * NMSG)) ] &&
@@ -325,18 +333,8 @@ check "two QPs attached on sroce_b each get every message (delivered >= $((2 * N
 # the sender's packet back (multicast loopback is on for sroce's socket),
 # and it reaches the receiving QP of the sending device; the sender's own
 # QP is attached too and, having no receive posted, drops its copy.
-b_deliv=$(hw_stat sroce_b rx_delivered)
 b_norecv=$(hw_stat sroce_b rx_drop_no_recv)
-ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -C $NMSG \
-	>/tmp/mck_rx3.log 2>&1 &
-srv=$!
-wait_for 60 eval '[ "$(mc_users nb vb $G4)" -ge 2 ]'
-sleep 1
-out=$(ip netns exec nb timeout 60 mckey -m $G4 -b 198.18.0.2 -s -C $NMSG 2>&1)
-rc=$?
-wait "$srv"
-src=$?
-d=$(($(hw_stat sroce_b rx_delivered) - b_deliv))
+mckey_pair 1 2 nb 198.18.0.2 /tmp/mck_rx3.log
 nr=$(($(hw_stat sroce_b rx_drop_no_recv) - b_norecv))
 diag "loopback: receiver: $(tr '\n' ' ' </tmp/mck_rx3.log); delivered +$d, rx_drop_no_recv +$nr"
 check "mckey on one device: the receiver gets all $NMSG messages its own device sent" \
