@@ -68,7 +68,7 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
 #define PROG		"sroce-verify"
-#define PROTO_VERSION	1
+#define PROTO_VERSION	2
 #define MAGIC		0x53525646u	/* "SRVF" */
 #define NBANK		3		/* MRs behind one scatter/gather list */
 #define PAD		4096		/* unregistered bytes around every MR */
@@ -86,6 +86,17 @@
 #define ALL_OPS		((1u << NOPS) - 1)
 
 enum op { OP_SEND, OP_WRITE, OP_WIMM, OP_READ, OP_RSEND, NOPS };
+
+/*
+ * -o atomic: each iteration also sends NATOM FETCH_ADDs of ATOM_INC and one
+ * CMP_SWAP to two 64-bit counters of the server.  Every fetched value is
+ * known in advance (one counter pair per QP, iterations in lock step), and
+ * the server checks the counters after each iteration: a lost or doubled
+ * atomic (a duplicate executed twice) shows at once.
+ */
+#define OPF_ATOMIC	(1u << NOPS)
+#define NATOM		4
+#define ATOM_INC	0x10003ull
 
 /* -o names */
 static const char *const op_opt[NOPS] = {
@@ -215,6 +226,9 @@ struct qctx {
 	struct region single[NOPS];
 	uint64_t raddr[NOPS];
 	uint32_t rkey[NOPS];
+	struct region atom;	/* server: counters; client: fetched values */
+	uint64_t atom_raddr;
+	uint32_t atom_rkey;
 	uint8_t *scratch;
 
 	/* negotiated */
@@ -240,6 +254,7 @@ struct qctx {
 	uint64_t writes;
 	uint64_t wimms;
 	uint64_t reads;
+	uint64_t atomics;
 	bool failed;
 	pthread_t thr;
 };
@@ -702,7 +717,7 @@ static int create_qp(struct qctx *q)
 	ia.send_cq = q->cq;
 	ia.recv_cq = q->cq;
 	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = 8;
+	ia.cap.max_send_wr = 16;
 	ia.cap.max_recv_wr = 8;
 	ia.cap.max_send_sge = sge;
 	ia.cap.max_recv_sge = sge;
@@ -712,7 +727,8 @@ static int create_qp(struct qctx *q)
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = opt.ib_port;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
 	if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return fail(q, "modify QP to INIT: %s", strerror(errno));
@@ -770,6 +786,7 @@ static void destroy_qctx(struct qctx *q)
 			region_free(q, &q->bank[op][b]);
 		region_free(q, &q->single[op]);
 	}
+	region_free(q, &q->atom);
 	if (q->cq && ibv_destroy_cq(q->cq) && !q->failed)
 		fail(q, "ibv_destroy_cq failed");
 	if (q->ch && ibv_destroy_comp_channel(q->ch) && !q->failed)
@@ -1023,6 +1040,9 @@ static void count(struct qctx *q, const struct plan *pl)
 {
 	int op;
 
+	if (q->ops & OPF_ATOMIC)
+		q->atomics += NATOM + 1;
+
 	for (op = 0; op < NOPS; op++) {
 		if (!(q->ops & 1u << op))
 			continue;
@@ -1038,6 +1058,82 @@ static void count(struct qctx *q, const struct plan *pl)
 	}
 }
 
+/* Slot @i of the client's fetched values / the server's counters. */
+static volatile uint64_t *atom_slot(struct qctx *q, int i)
+{
+	return (volatile uint64_t *)(q->atom.alloc + q->atom.start) + i;
+}
+
+/* Append iteration @k's atomics to the chain; the new chain length. */
+static int atomic_wrs(struct qctx *q, unsigned int k, struct ibv_send_wr *wr,
+		      struct ibv_sge (*sge)[NBANK], struct expect *sq, int n)
+{
+	int i;
+
+	for (i = 0; i <= NATOM; i++, n++) {
+		*atom_slot(q, i) = 0xdeadbeefdeadbeefull;
+		sge[n][0].addr = (uintptr_t)atom_slot(q, i);
+		sge[n][0].length = 8;
+		sge[n][0].lkey = q->atom.mr->lkey;
+		memset(&wr[n], 0, sizeof(wr[n]));
+		wr[n].wr_id = wrid(k, 0x40 + i, false);
+		wr[n].sg_list = sge[n];
+		wr[n].num_sge = 1;
+		wr[n].send_flags = IBV_SEND_SIGNALED;
+		if (i < NATOM) {
+			wr[n].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			wr[n].wr.atomic.remote_addr = q->atom_raddr;
+			wr[n].wr.atomic.compare_add = ATOM_INC;
+		} else {
+			/* counter 1 counts iterations: k -> k + 1 */
+			wr[n].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+			wr[n].wr.atomic.remote_addr = q->atom_raddr + 8;
+			wr[n].wr.atomic.compare_add = k;
+			wr[n].wr.atomic.swap = k + 1;
+		}
+		wr[n].wr.atomic.rkey = q->atom_rkey;
+		if (n)
+			wr[n - 1].next = &wr[n];
+		sq[n] = (struct expect){ .wr_id = wr[n].wr_id,
+					 .opcode = i < NATOM ?
+						   IBV_WC_FETCH_ADD :
+						   IBV_WC_COMP_SWAP,
+					 .name = i < NATOM ? "FETCH_ADD" :
+							     "CMP_SWAP" };
+	}
+	return n;
+}
+
+static int atomic_check_fetched(struct qctx *q, unsigned int k)
+{
+	uint64_t want, got;
+	int i;
+
+	for (i = 0; i <= NATOM; i++) {
+		want = i < NATOM ? ((uint64_t)k * NATOM + i) * ATOM_INC : k;
+		got = *atom_slot(q, i);
+		if (got != want)
+			return fail(q, "%s %d of iteration %u fetched 0x%" PRIx64
+				    ", expected 0x%" PRIx64,
+				    i < NATOM ? "FETCH_ADD" : "CMP_SWAP", i, k,
+				    got, want);
+	}
+	return 0;
+}
+
+static int atomic_check_counters(struct qctx *q, unsigned int k)
+{
+	uint64_t add = *atom_slot(q, 0), cas = *atom_slot(q, 1);
+	uint64_t want = (uint64_t)(k + 1) * NATOM * ATOM_INC;
+
+	if (add != want || cas != k + 1)
+		return fail(q, "after iteration %u the FETCH_ADD counter is 0x%"
+			    PRIx64 " (expected 0x%" PRIx64
+			    ") and the CMP_SWAP one %" PRIu64 " (expected %u)",
+			    k, add, want, cas, k + 1);
+	return 0;
+}
+
 static int client_iter(struct qctx *q, unsigned int k)
 {
 	static const enum ibv_wr_opcode wop[OP_RSEND] = {
@@ -1049,9 +1145,9 @@ static int client_iter(struct qctx *q, unsigned int k)
 		IBV_WC_RDMA_READ,
 	};
 	struct span sp[NOPS][NBANK];
-	struct ibv_sge sge[OP_RSEND][NBANK];
-	struct ibv_send_wr wr[OP_RSEND], *bad;
-	struct expect sq[OP_RSEND], rq[1];
+	struct ibv_sge sge[OP_RSEND + NATOM + 1][NBANK];
+	struct ibv_send_wr wr[OP_RSEND + NATOM + 1], *bad;
+	struct expect sq[OP_RSEND + NATOM + 1], rq[1];
 	const struct xfer *x;
 	struct plan pl;
 	int nsp[NOPS], op, nsq = 0, nrq = 0, ret;
@@ -1108,6 +1204,8 @@ static int client_iter(struct qctx *q, unsigned int k)
 					   .name = op_name[op] };
 		nsq++;
 	}
+	if (q->ops & OPF_ATOMIC)
+		nsq = atomic_wrs(q, k, wr, sge, sq, nsq);
 	if (nsq) {
 		ret = ibv_post_send(q->qp, wr, &bad);
 		if (ret)
@@ -1115,6 +1213,8 @@ static int client_iter(struct qctx *q, unsigned int k)
 				    strerror(ret), (int)(bad - wr) + 1, nsq);
 	}
 	if (wait_cqes(q, sq, nsq, rq, nrq))
+		return -1;
+	if ((q->ops & OPF_ATOMIC) && atomic_check_fetched(q, k))
 		return -1;
 	for (op = OP_READ; op <= OP_RSEND; op++)
 		if ((q->ops & 1u << op) &&
@@ -1213,6 +1313,8 @@ static int server_iter(struct qctx *q, unsigned int k)
 				 op_name[op], sp[op], nsp[op], pl.x[op].len,
 				 pat_base(q, k, op)))
 			return -1;
+	if ((q->ops & OPF_ATOMIC) && atomic_check_counters(q, k))
+		return -1;
 	if (msg_send(q, MSG_RESULT, NULL, 0))
 		return -1;
 	count(q, &pl);
@@ -1321,8 +1423,13 @@ static void *client_thread(void *arg)
 		q->raddr[i] = get64(&r);
 		q->rkey[i] = get32(&r);
 	}
+	q->atom_raddr = get64(&r);
+	q->atom_rkey = get32(&r);
 	set_sizes(q);
-	if (alloc_banks(q, client_ops, NOPS) || connect_qp(q))
+	if (alloc_banks(q, client_ops, NOPS) ||
+	    region_init(q, &q->atom, 8 * (NATOM + 1), 0,
+			IBV_ACCESS_LOCAL_WRITE) ||
+	    connect_qp(q))
 		goto out;
 	run_iters(q);
 out:
@@ -1352,7 +1459,7 @@ static void *server_thread(void *arg)
 	csge = get32(&r);
 	csge_rd = get32(&r);
 	crd = get32(&r);
-	q->ops = get32(&r) & ALL_OPS;
+	q->ops = get32(&r) & (ALL_OPS | OPF_ATOMIC);
 	if (!q->ops) {
 		fail(q, "no operations requested");
 		goto out;
@@ -1374,6 +1481,11 @@ static void *server_thread(void *arg)
 				region_skew(i, NBANK), acc))
 			goto out;
 	}
+	if (region_init(q, &q->atom, 16, 0, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_ATOMIC))
+		goto out;
+	*atom_slot(q, 0) = 0;
+	*atom_slot(q, 1) = 0;
 	if (alloc_banks(q, (const int[]){ OP_SEND, OP_RSEND }, 2) ||
 	    connect_qp(q))
 		goto out;
@@ -1388,6 +1500,8 @@ static void *server_thread(void *arg)
 		put64(&p, (uintptr_t)q->single[i].mr->addr);
 		put32(&p, q->single[i].mr->rkey);
 	}
+	put64(&p, (uintptr_t)q->atom.mr->addr);
+	put32(&p, q->atom.mr->rkey);
 	if (msg_send(q, MSG_HELLO_ACK, body, p - body))
 		goto out;
 	run_iters(q);
@@ -1467,7 +1581,8 @@ static void help(void)
 		"  -m MAXSIZE  largest message, K/M suffixes (default 4M)\n"
 		"  -t SECS     fail after SECS without progress (default 60)\n"
 		"  -o OPS      operations, comma-separated (default all):\n"
-		"              send write imm read rsend (server to client SEND)\n"
+		"              send write imm read rsend (server to client SEND),\n"
+		"              and atomic (FETCH_ADD/CMP_SWAP counters, not in the default)\n"
 		"  -v          print every iteration\n"
 		"The client's -q -n -s -m -o apply to both sides.\n",
 		DEF_PORT, MAX_QPS, DEF_ITERS);
@@ -1498,9 +1613,9 @@ static unsigned int parse_ops(char *s)
 		for (op = 0; op < NOPS; op++)
 			if (!strcmp(t, op_opt[op]))
 				break;
-		if (op == NOPS)
+		if (op == NOPS && strcmp(t, "atomic"))
 			help();
-		m |= 1u << op;
+		m |= 1u << op;	/* op == NOPS: OPF_ATOMIC */
 	}
 	if (!m)
 		help();
@@ -1617,6 +1732,7 @@ static int serve(int *nq)
 int main(int argc, char **argv)
 {
 	uint64_t bytes = 0, sends = 0, writes = 0, wimms = 0, reads = 0;
+	uint64_t atomics = 0;
 	bool failed = false;
 	char ops[64] = "";
 	unsigned int mask;
@@ -1713,6 +1829,7 @@ int main(int argc, char **argv)
 		writes += qs[i].writes;
 		wimms += qs[i].wimms;
 		reads += qs[i].reads;
+		atomics += qs[i].atomics;
 	}
 	failed |= atomic_load(&g_abort) != 0;
 	if (ibv_dealloc_pd(pd) && !failed) {
@@ -1721,15 +1838,16 @@ int main(int argc, char **argv)
 	}
 	ibv_close_device(ctx);
 	mask = is_server && n ? qs[0].ops : opt.ops;
-	for (i = 0; i < NOPS && mask != ALL_OPS; i++)
+	for (i = 0; i <= NOPS && mask != ALL_OPS; i++)
 		if (mask & 1u << i)
 			snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
-				 "%s%s", *ops ? "," : " ops=", op_opt[i]);
+				 "%s%s", *ops ? "," : " ops=",
+				 i < NOPS ? op_opt[i] : "atomic");
 	printf(PROG ": %s%s qps=%d iters=%u bytes=%" PRIu64 " sends=%" PRIu64
 	       " writes=%" PRIu64 " write_imms=%" PRIu64 " reads=%" PRIu64
-	       " mtu=%d sge=%d seed=%" PRIu64 " maxsize=%zu%s secs=%.1f\n",
+	       " atomics=%" PRIu64 " mtu=%d sge=%d seed=%" PRIu64 " maxsize=%zu%s secs=%.1f\n",
 	       failed ? "FAIL" : "OK", is_server ? " (server)" : "", n,
-	       opt.iters, bytes, sends, writes, wimms, reads,
+	       opt.iters, bytes, sends, writes, wimms, reads, atomics,
 	       n ? 128 << qs[0].mtu : 0, n ? qs[0].nsge : 0, opt.seed,
 	       opt.maxsize, ops, now() - t0);
 	return failed ? 1 : 0;

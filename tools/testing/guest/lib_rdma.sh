@@ -331,3 +331,73 @@ log_lacks() {
 log_count() {
 	[ "$(grep -cE -- "$2" "$1")" -eq "$3" ]
 }
+
+# verify_pair DESC [-x ERE] CLIENT-ARGS...: one run of tools/sroce-verify,
+# the server on DEV_S in NS_S, the client on DEV_C in NS_C, over the IPv4
+# GIDs; one TAP line.  Both sides must exit 0 with an OK summary (every
+# byte checked on both sides); -x ERE must also match the client's
+# summary, which is left in VERIFY_SUMMARY.  VERIFY_SEED (default: fresh
+# per suite, printed) reproduces a run; VERIFY_STALL is the tool's
+# no-progress limit in seconds (default 30); VERIFY_WALL bounds the whole
+# run (default 300 s).
+VERIFY=$SROCE_TREE/tools/sroce-verify/sroce-verify
+VERIFY_SEED=${VERIFY_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+VERIFY_PORT=18700
+VERIFY_SUMMARY=
+
+verify_pair() {
+	local desc=$1 ere='' srv crc src why='' slog=/tmp/verify_srv.log
+	local clog=/tmp/verify_cli.log wall=${VERIFY_WALL:-300}
+	shift
+	if [ "${1:-}" = -x ]; then
+		ere=$2
+		shift 2
+	fi
+	VERIFY_SUMMARY=
+	VERIFY_PORT=$((VERIFY_PORT + 1))
+	in_ns "$NS_S" timeout -k 5 $((wall + 30)) "$VERIFY" -d "$DEV_S" \
+		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" \
+		>"$slog" 2>&1 &
+	srv=$!
+	if wait_until 30 tcp_listening "$NS_S" "$VERIFY_PORT"; then
+		in_ns "$NS_C" timeout -k 5 "$wall" "$VERIFY" -d "$DEV_C" \
+			-t "${VERIFY_STALL:-30}" -g "$GID_C" -p "$VERIFY_PORT" \
+			-s "$VERIFY_SEED" "$@" "$IP_S" >"$clog" 2>&1
+		crc=$?
+	else
+		why="server not listening after 30 s"
+		crc=-1
+	fi
+	if ! wait_until 30 pid_gone "$srv"; then
+		kill "$srv" 2>/dev/null
+		[ -z "$why" ] && why="server still running 30 s after the client"
+	fi
+	wait "$srv"
+	src=$?
+	VERIFY_SUMMARY=$(grep '^sroce-verify: OK qps=' "$clog")
+	if [ -z "$why" ]; then
+		if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+			why="exit codes: client $crc, server $src"
+		elif [ -z "$VERIFY_SUMMARY" ] ||
+		     ! grep -q '^sroce-verify: OK (server) qps=' "$slog"; then
+			why="no OK summary"
+		elif [ -n "$ere" ] && ! grep -qE "$ere" <<<"$VERIFY_SUMMARY"; then
+			why="client summary does not match $ere"
+		fi
+	fi
+	if [ -z "$why" ]; then
+		ok "$desc"
+		diag "$VERIFY_SUMMARY"
+		return 0
+	fi
+	not_ok "$desc"
+	diag "$why"
+	diag "client args: -s $VERIFY_SEED $* $IP_S"
+	grep -E 'FAIL|error|warning' "$slog" | head -5 | sed 's/^/# server: /'
+	if grep -qE 'FAIL|error|warning' "$clog"; then
+		grep -E 'FAIL|error|warning' "$clog" | head -5
+	else
+		tail -n 3 "$clog"
+	fi | sed 's/^/# client: /'
+	return 1
+}

@@ -127,6 +127,36 @@ void sroce_comp_arm(struct sroce_qp *qp)
 		mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
 }
 
+/*
+ * The oldest WQE that still waits for the peer: the only one a response
+ * can complete.  The responder executes requests and answers them in PSN
+ * order (IBTA 9.7.5.1), so anything the peer says about a later PSN implies
+ * everything before it, and a response that does not fit this WQE is a
+ * duplicate or a sign that something before it was lost.
+ */
+static struct sroce_swqe *sroce_comp_head(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *w;
+	u32 i;
+
+	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
+		w = sroce_swqe_at(req, q->index_mask, i);
+		if (w->done)
+			continue;
+		if (!w->started || sroce_wqe_is_local(w))
+			return NULL;
+		return w;
+	}
+	return NULL;
+}
+
+static bool sroce_wqe_has_resp(const struct sroce_swqe *w)
+{
+	return w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
+}
+
 /* The started, unfinished WQE holding @psn, or NULL. */
 static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
 {
@@ -174,14 +204,12 @@ void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 							w->last_psn) + 1))
 			continue;
 		ibdev_dbg(qp->ibqp.device,
-			  "qp %u: rewind to psn %#x (wqe %u, psn %#x..%#x, acked %#x, max %#x) from %pS\n",
+			  "qp %u: rewind to psn %#x (wqe %u, psn %#x..%#x, acked %#x, max %#x)\n",
 			  qp->ibqp.qp_num, psn, i, w->first_psn, w->last_psn,
-			  req->acked_psn, req->max_psn,
-			  __builtin_return_address(0));
+			  req->acked_psn, req->max_psn);
 		req->cur = i;
 		req->psn = psn;
-		req->offset = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-			      w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ? 0 :
+		req->offset = sroce_wqe_is_atomic(w) ? 0 :
 			      sroce_psn_dist(w->first_psn, psn) * qp->mtu;
 		/*
 		 * The first packet sent again asks for an ACK: the responder
@@ -196,84 +224,49 @@ void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 }
 
 /*
- * Everything up to and including @psn is acknowledged: finish SENDs and
- * WRITEs it covers.  A READ or atomic it covers without its response means
- * the response was lost (IBTA 9.7.5.2.8): resend from there.  Returns true
- * when a rewind was needed.
+ * Resend from @psn because the peer's answers show a gap there (a NAK, or
+ * responses beyond a missing one).  Every later response of the same
+ * burst shows the same gap: rewind once per gap, not once per packet.
  */
-static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn)
+static void sroce_comp_gap(struct sroce_qp *qp, u32 psn)
 {
-	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
-	u32 next = sroce_psn_add(psn, 1);
-	struct sroce_swqe *w;
-	u32 i;
 
-	if (!sroce_psn_after(next, req->acked_psn))
-		return false;
-	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
-		if (!w->started)
-			break;
-		if (w->done || sroce_wqe_is_local(w))
-			continue;
-		if (sroce_psn_after(w->first_psn, psn))
-			break;
-		if (w->opcode == IB_WR_RDMA_READ ||
-		    w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		    w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
-			req->acked_psn = w->resp_psn;
-			sroce_comp_rewind(qp, w->resp_psn);
-			return true;
-		}
-		if (sroce_psn_after(w->last_psn, psn))
-			break;
-		w->done = true;
-	}
-	req->acked_psn = next;
-	return false;
+	if (req->gap_set && req->gap_psn == psn)
+		return;
+	req->gap_set = true;
+	req->gap_psn = psn;
+	sroce_count(to_sroce_dev(qp->ibqp.device)->stats, SROCE_CNT_RETRY_SEQ,
+		    1);
+	sroce_comp_rewind(qp, psn);
 }
 
 /*
- * acked_psn never rests inside a WQE that has finished: step over those.
- * A READ that completes while an earlier one is re-requested is done
- * before acked_psn reaches it; when the earlier one completes, acked_psn
- * stops at the later one's first PSN, and once both retire nothing holds
- * that PSN - the timer would find no WQE to resend and the window would
- * stay shut.
+ * The responder has executed every request up to and including @psn: an
+ * ACK's PSN, or the one before a NAK or a response (IBTA 9.7.5.2.2,
+ * implicit acknowledgement).  SENDs and WRITEs ending by then are done.
+ * A READ or atomic whose response has not arrived by then had it lost
+ * (9.7.5.2.8): it is returned, to be asked for again.
  */
-static void sroce_comp_skip_done(struct sroce_qp *qp)
+static struct sroce_swqe *sroce_comp_ack_through(struct sroce_qp *qp,
+						 u32 psn)
 {
-	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *w;
-	bool head = true;
-	u32 i;
 
-	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
-		if (!w->started)
-			break;
-		if (sroce_wqe_is_local(w))
-			continue;
-		/*
-		 * Everything before the oldest WQE still held has completed,
-		 * so it is acknowledged, whatever a late ACK or NAK said.
-		 */
-		if (head && sroce_psn_after(w->first_psn, req->acked_psn))
-			req->acked_psn = w->first_psn;
-		head = false;
-		if (!sroce_psn_in_window(req->acked_psn, w->first_psn,
-					 sroce_psn_dist(w->first_psn,
-							w->last_psn) + 1)) {
-			if (sroce_psn_after(w->first_psn, req->acked_psn))
-				break;
-			continue;
+	while ((w = sroce_comp_head(qp))) {
+		if (sroce_psn_after(req->acked_psn, psn))
+			return NULL;
+		if (sroce_wqe_has_resp(w))
+			return w;
+		if (sroce_psn_after(w->last_psn, psn)) {
+			req->acked_psn = sroce_psn_add(psn, 1);
+			return NULL;
 		}
-		if (!w->done)
-			break;
+		w->done = true;
 		req->acked_psn = sroce_psn_add(w->last_psn, 1);
 	}
+	return NULL;
 }
 
 /*
@@ -306,57 +299,44 @@ static void sroce_comp_fixup(struct sroce_qp *qp)
 	req->offset = 0;
 }
 
-/* ACK progress: reset the retry budget and restart (or stop) the timer. */
-static void sroce_comp_progress(struct sroce_qp *qp)
+/*
+ * After a packet: if acked_psn moved, the peer is alive - restore the
+ * retry budgets (IBTA 9.7.6.1.3) and restart or stop the timer.
+ */
+static void sroce_comp_progress(struct sroce_qp *qp, u32 old_acked)
 {
 	struct sroce_req *req = &qp->req;
 
+	if (req->acked_psn == old_acked)
+		return;
 	req->retry = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;
+	req->gap_set = false;
 	if (req->acked_psn == req->max_psn)
 		del_timer(&qp->retry_timer);
 	else if (qp->attr.timeout)
 		mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
 }
 
-/* A READ response for @w at PSN @psn. */
-static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
+/* The READ response at @w->resp_psn: place its payload. */
+static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 				 struct sk_buff *skb,
 				 const struct sroce_pkt *pkt,
 				 unsigned int payload_off)
 {
-	u32 psn = pkt->bth.psn;
-	u32 off = sroce_psn_dist(w->first_psn, psn) * qp->mtu;
+	u32 off = sroce_psn_dist(w->first_psn, pkt->bth.psn) * qp->mtu;
 	u8 op = pkt->bth.opcode & 0x1f;
 	bool last = op == SROCE_OP_READ_RESPONSE_LAST ||
 		    op == SROCE_OP_READ_RESPONSE_ONLY;
 	u32 rest = w->length > off ? w->length - off : 0;
 	enum ib_wc_status st;
 
-	if (psn != w->resp_psn) {
-		/*
-		 * A response was lost (or overtaken): ask again from there,
-		 * once per gap - the later responses of the same burst say
-		 * nothing new.
-		 */
-		if (sroce_psn_after(psn, w->resp_psn) &&
-		    !(qp->req.gap_set && qp->req.gap_psn == w->resp_psn)) {
-			sroce_count(to_sroce_dev(qp->ibqp.device)->stats,
-				    SROCE_CNT_RETRY_SEQ, 1);
-			qp->req.gap_set = true;
-			qp->req.gap_psn = w->resp_psn;
-			sroce_comp_rewind(qp, w->resp_psn);
-			return true;
-		}
-		return false;	/* duplicate */
-	}
-	/* FIRST/ONLY open at the PSN the request (re-)started from. */
 	if ((last && pkt->payload_len != rest) ||
 	    (!last && pkt->payload_len != qp->mtu) ||
 	    (!last && rest <= qp->mtu)) {
 		w->status = IB_WC_BAD_RESP_ERR;
 		w->done = true;
-		return false;
+		return;
 	}
 	st = sroce_sge_from_skb(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 				(const struct rxe_sge *)w->data, w->num_sge,
@@ -364,21 +344,13 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
-		return false;
+		return;
 	}
-	w->resp_psn = sroce_psn_add(psn, 1);
-	qp->req.gap_set = false;
-	/*
-	 * The READ's PSNs up to here are answered: count them as acknowledged
-	 * (when everything before the READ is), so the requester's window
-	 * and the retry timer see the progress of a long READ.
-	 */
-	if (!sroce_psn_before(qp->req.acked_psn, w->first_psn) &&
-	    sroce_psn_after(w->resp_psn, qp->req.acked_psn))
-		qp->req.acked_psn = w->resp_psn;
+	/* Each response acknowledges its own PSN: a long READ progresses. */
+	w->resp_psn = sroce_psn_add(pkt->bth.psn, 1);
+	qp->req.acked_psn = w->resp_psn;
 	if (last)
 		w->done = true;
-	return false;
 }
 
 /* The 8-byte original value of an atomic into @w's buffer. */
@@ -434,14 +406,16 @@ static bool sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	switch (sroce_aeth_type(syn)) {
 	case SROCE_AETH_ACK:
 		*kick = true;
-		sroce_comp_ack_through(qp, psn);
-		sroce_comp_progress(qp);
+		w = sroce_comp_ack_through(qp, psn);
+		if (w)
+			sroce_comp_gap(qp, w->resp_psn);
 		return false;
 	case SROCE_AETH_RNR_NAK:
 		sroce_count(sdev->stats, SROCE_CNT_RX_RNR_NAK, 1);
-		sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1));
-		w = sroce_comp_find(qp, psn);
-		if (!w)
+		if (sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1)))
+			return false;	/* stale: a READ before it is lost */
+		w = sroce_comp_head(qp);
+		if (!w || psn != req->acked_psn)
 			return false;
 		if (req->rnr_retry == 0) {
 			w->status = IB_WC_RNR_RETRY_EXC_ERR;
@@ -452,6 +426,7 @@ static bool sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 		if (req->rnr_retry != 7)	/* 7: retry forever */
 			req->rnr_retry--;
 		sroce_comp_rewind(qp, psn);
+		req->gap_set = false;
 		req->rnr_wait = true;
 		del_timer(&qp->retry_timer);
 		mod_timer(&qp->rnr_timer, jiffies +
@@ -459,22 +434,62 @@ static bool sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 		return false;
 	case SROCE_AETH_NAK:
 		sroce_count(sdev->stats, SROCE_CNT_RX_NAK, 1);
-		sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1));
-		w = sroce_comp_find(qp, psn);
-		if (!w)
-			return false;
+		w = sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1));
 		if (sroce_aeth_value(syn) == SROCE_NAK_PSN_SEQ_ERR) {
-			sroce_count(sdev->stats, SROCE_CNT_RETRY_SEQ, 1);
-			sroce_comp_rewind(qp, psn);
+			/* Resend from the oldest unanswered PSN. */
+			sroce_comp_gap(qp, w ? w->resp_psn : req->acked_psn);
 			*kick = true;
 			return false;
 		}
+		w = sroce_comp_find(qp, psn);
+		if (!w)
+			return false;
 		w->status = sroce_nak_status(sroce_aeth_value(syn));
 		w->done = true;
 		return true;
 	default:
 		return false;	/* reserved syndrome: ignore (C9-112) */
 	}
+}
+
+/*
+ * A READ response or atomic ACK at @psn.  Returns true when the QP must go
+ * to ERR; *@kick as for sroce_comp_ack().
+ */
+static bool sroce_comp_resp(struct sroce_qp *qp, struct sk_buff *skb,
+			    const struct sroce_pkt *pkt,
+			    unsigned int payload_off, bool *kick)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	bool read = pkt->info->kind == SROCE_KIND_READ_RESP;
+	u32 psn = pkt->bth.psn;
+	struct sroce_swqe *w;
+
+	/* Everything before it was executed by the responder. */
+	w = sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1));
+	if (w) {
+		/* Responses beyond a missing one: ask again from the gap. */
+		sroce_comp_gap(qp, w->resp_psn);
+		*kick = true;
+		return false;
+	}
+	w = sroce_comp_head(qp);
+	if (!w || w->resp_psn != psn ||
+	    (read ? w->opcode != IB_WR_RDMA_READ : !sroce_wqe_is_atomic(w))) {
+		/* A duplicate, or a response to nothing we asked. */
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP, 1);
+		return false;
+	}
+	if (read) {
+		sroce_comp_read_resp(qp, w, skb, pkt, payload_off);
+	} else {
+		sroce_comp_atomic_ack(qp, w, pkt);
+		w->resp_psn = sroce_psn_add(psn, 1);
+		qp->req.acked_psn = w->resp_psn;
+	}
+	if (w->done)
+		*kick = true;
+	return w->done && w->status != IB_WC_SUCCESS;
 }
 
 /**
@@ -489,9 +504,8 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
-	u32 psn = pkt->bth.psn;
+	u32 psn = pkt->bth.psn, old_acked;
 	bool kick = false, err = false;
-	struct sroce_swqe *w;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -499,69 +513,30 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QP_STATE, 1);
 		goto out;
 	}
-	/* Only PSNs sent and not yet acknowledged can be answered. */
+	/*
+	 * Only PSNs sent and not yet acknowledged can be answered (an ACK
+	 * may repeat the last acknowledged one).
+	 */
 	if (!sroce_psn_before(psn, req->max_psn) ||
 	    sroce_psn_before(psn, sroce_psn_sub(req->acked_psn, 1))) {
-		ibdev_dbg(qp->ibqp.device, "qp %u: stale %#x op %#x acked %#x max %#x\n",
-			  qp->ibqp.qp_num, psn, pkt->bth.opcode, req->acked_psn, req->max_psn);
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP, 1);
 		goto out;
 	}
-
+	old_acked = req->acked_psn;
 	switch (pkt->info->kind) {
 	case SROCE_KIND_ACK:
 		err = sroce_comp_ack(qp, pkt, &kick);
 		break;
 	case SROCE_KIND_READ_RESP:
-		w = sroce_comp_find(qp, psn);
-		if (!w || w->opcode != IB_WR_RDMA_READ) {
-			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP,
-				    1);
-			ibdev_dbg(qp->ibqp.device, "qp %u: stale read resp %#x acked %#x own %u\n",
-				  qp->ibqp.qp_num, psn, req->acked_psn, qp->sq.queue.own);
-			break;
-		}
-		if (psn != w->resp_psn)
-			ibdev_dbg(qp->ibqp.device, "qp %u: read resp %#x want %#x\n",
-				  qp->ibqp.qp_num, psn, w->resp_psn);
-		/* Responses imply the ACK of every earlier request. */
-		sroce_comp_ack_through(qp, sroce_psn_sub(w->first_psn, 1));
-		kick = sroce_comp_read_resp(qp, w, skb, pkt, payload_off);
-		if (w->done && w->status != IB_WC_SUCCESS) {
-			err = true;
-			break;
-		}
-		if (w->done) {
-			sroce_comp_ack_through(qp, w->last_psn);
-			kick = true;
-		}
-		sroce_comp_progress(qp);
-		break;
 	case SROCE_KIND_ATOMIC_ACK:
-		w = sroce_comp_find(qp, psn);
-		if (!w || w->first_psn != psn ||
-		    (w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
-		     w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)) {
-			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_STALE_RESP,
-				    1);
-			break;
-		}
-		sroce_comp_ack_through(qp, sroce_psn_sub(psn, 1));
-		sroce_comp_atomic_ack(qp, w, pkt);
-		w->resp_psn = sroce_psn_add(psn, 1);
-		if (w->status != IB_WC_SUCCESS) {
-			err = true;
-			break;
-		}
-		sroce_comp_ack_through(qp, psn);
-		sroce_comp_progress(qp);
-		kick = true;
+		err = sroce_comp_resp(qp, skb, pkt, payload_off, &kick);
 		break;
 	default:
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE, 1);
 		break;
 	}
-	sroce_comp_skip_done(qp);
+	if (!err)
+		sroce_comp_progress(qp, old_acked);
 	sroce_comp_advance(qp);
 	sroce_comp_fixup(qp);
 out:
@@ -584,27 +559,19 @@ void sroce_comp_retry_timer(struct timer_list *t)
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    req->acked_psn == req->max_psn || req->rnr_wait) {
-		ibdev_dbg(qp->ibqp.device, "qp %u: timer idle state %d acked %#x max %#x\n",
-			  qp->ibqp.qp_num, qp->state, req->acked_psn, req->max_psn);
+	    req->acked_psn == req->max_psn || req->rnr_wait)
 		goto out;
-	}
-	sroce_comp_skip_done(qp);
-	w = sroce_comp_find(qp, req->acked_psn);
+	w = sroce_comp_head(qp);
 	ibdev_dbg(qp->ibqp.device,
-		  "qp %u: timeout, acked %#x max %#x psn %#x cur %u own %u fetched %u wqe %s retry %u\n",
+		  "qp %u: timeout, acked %#x max %#x psn %#x cur %u own %u fetched %u retry %u\n",
 		  qp->ibqp.qp_num, req->acked_psn, req->max_psn, req->psn,
-		  req->cur, qp->sq.queue.own, req->fetched, w ? "found" : "none",
-		  req->retry);
+		  req->cur, qp->sq.queue.own, req->fetched, req->retry);
 	if (!w) {
-		/*
-		 * Nothing left to resend: retire what finished, let the
-		 * requester past the window, and keep the timer running while
-		 * PSNs are still outstanding rather than go quiet for good.
-		 */
+		/* Nothing waits for the peer (cannot happen): resync. */
+		WARN_ON_ONCE(1);
+		req->acked_psn = req->max_psn;
 		sroce_comp_advance(qp);
 		sroce_comp_fixup(qp);
-		sroce_comp_arm(qp);
 		kick = true;
 		goto out;
 	}
@@ -619,9 +586,8 @@ void sroce_comp_retry_timer(struct timer_list *t)
 	req->retry--;
 	req->gap_set = false;
 	sroce_count(sdev->stats, SROCE_CNT_RETRY_TIMEOUT, 1);
-	/* A READ resumes at its first missing response. */
-	sroce_comp_rewind(qp, w->opcode == IB_WR_RDMA_READ ? w->resp_psn :
-							     req->acked_psn);
+	/* acked_psn is the head's oldest unanswered PSN (a READ's resp_psn). */
+	sroce_comp_rewind(qp, req->acked_psn);
 	mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
 	kick = true;
 out:

@@ -68,6 +68,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	req->rd_atomic = 0;
 	req->since_ack = 0;
 	req->rnr_wait = false;
+	req->gap_set = false;
 	rs->epsn = 0;
 	rs->msn = 0;
 	rs->cur_kind = 0xff;
@@ -75,6 +76,8 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	rs->nak_sent = false;
 	rs->uc_drop = false;
 	rs->have_wqe = false;
+	rs->read_busy = false;
+	rs->held = false;
 	rs->offset = 0;
 	rs->res_head = 0;
 	rs->nres = 1;

@@ -80,7 +80,6 @@ struct sroce_swqe {
 
 /* Requester and completer state, under qp->sq.lock. */
 struct sroce_req {
-	u32 head;		/* oldest uncompleted WQE (ring index) */
 	u32 cur;		/* WQE the requester sends next */
 	u32 fetched;		/* WQEs [head, fetched) are copied */
 	u32 offset;		/* bytes of cur already sent */
@@ -92,9 +91,8 @@ struct sroce_req {
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
 	bool rnr_wait;		/* waiting out an RNR NAK's timer */
-	bool gap_set;		/* a READ was re-requested from gap_psn */
+	bool gap_set;		/* resent from gap_psn for a gap in answers */
 	u32 gap_psn;
-	bool progress;		/* the timer saw an ACK since it was armed */
 	size_t swqe_size;
 	struct sroce_swqe *swqe;	/* one per SQ ring slot */
 };
@@ -128,6 +126,18 @@ struct sroce_resp {
 	bool nak_sent;		/* a PSN sequence NAK is outstanding */
 	bool uc_drop;		/* UC: rest of the current message is lost */
 	bool have_wqe;		/* wqe holds the receive WQE of cur SEND */
+	bool read_busy;		/* resp_work has READ responses to send */
+	/*
+	 * An ACK/NAK due while READ responses are still queued: it goes out
+	 * after them, in PSN order (IBTA 9.7.5.1).  The latest one covers
+	 * the earlier ones.
+	 */
+	bool held;
+	bool held_atomic;
+	u8 held_syndrome;
+	u32 held_psn;
+	u32 held_msn;
+	u64 held_orig;
 	u32 offset;		/* bytes of the current message placed */
 	u64 va;			/* WRITE in progress: target */
 	u32 rkey;

@@ -56,7 +56,8 @@ bool sroce_wqe_is_local(const struct sroce_swqe *w)
 	       w->opcode == IB_WR_BIND_MW;
 }
 
-static bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
+/** sroce_wqe_is_atomic() - @w is a CmpSwap or FetchAdd */
+bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
 {
 	return w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
@@ -454,6 +455,8 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 		memset(skb->data + hdr + payload, 0, pad);
 	}
 
+	if (sroce_psn_before(req->psn, req->max_psn))
+		sroce_count(sdev->stats, SROCE_CNT_TX_RETRANSMITS, 1);
 	req->psn = sroce_psn_add(req->psn, npsn);
 	if (sroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;

@@ -737,6 +737,18 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_request(qp, skb, pkt, payload_off, &out);
 		break;
 	}
+	if (out.read)
+		rs->read_busy = true;
+	if (out.ack && rs->read_busy && !out.error) {
+		/* Not ahead of the READ responses still to go. */
+		rs->held = true;
+		rs->held_atomic = out.atomic;
+		rs->held_syndrome = out.syndrome;
+		rs->held_psn = out.psn;
+		rs->held_msn = out.msn;
+		rs->held_orig = out.orig;
+		out.ack = false;
+	}
 	spin_unlock_irqrestore(&rs->lock, flags);
 
 	if (comm_est)
@@ -840,8 +852,10 @@ void sroce_resp_read_work(struct work_struct *work)
 	struct sk_buff *skb;
 	unsigned long flags;
 	struct sroce_av av;
+	struct sroce_resp_out out = {};
 	int budget = 256;
 	u32 psn = 0, sent;
+	bool held;
 
 	while (budget--) {
 		spin_lock_irqsave(&rs->lock, flags);
@@ -850,9 +864,23 @@ void sroce_resp_read_work(struct work_struct *work)
 			skb = sroce_resp_read_next(qp, &res, &psn);
 		av = qp->av;
 		sent = res ? res->sent - 1 : 0;
+		held = false;
+		if (!skb) {
+			rs->read_busy = false;
+			held = rs->held;
+			rs->held = false;
+			out.atomic = rs->held_atomic;
+			out.syndrome = rs->held_syndrome;
+			out.psn = rs->held_psn;
+			out.msn = rs->held_msn;
+			out.orig = rs->held_orig;
+		}
 		spin_unlock_irqrestore(&rs->lock, flags);
-		if (!skb)
+		if (!skb) {
+			if (held)
+				sroce_resp_send_ack(qp, &out);
 			return;
+		}
 		if (sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb) !=
 		    -ENOBUFS)
 			continue;

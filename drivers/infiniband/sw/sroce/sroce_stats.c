@@ -39,6 +39,7 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_PACKETS].name		= "tx_packets",
 	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
 	[SROCE_CNT_TX_ERRORS].name		= "tx_errors",
+	[SROCE_CNT_TX_RETRANSMITS].name		= "tx_retransmits",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

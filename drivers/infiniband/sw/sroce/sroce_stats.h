@@ -42,6 +42,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_BYTES,
 	SROCE_CNT_TX_ERRORS,		/* packets the IP layer refused */
+	SROCE_CNT_TX_RETRANSMITS,	/* RC request packets sent again */
 	SROCE_NUM_COUNTERS,
 };
 
