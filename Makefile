@@ -9,6 +9,7 @@
 #   make demo        build, boot a VM, create sroce devices, show them
 #   make check       every test: unit, fuzz smoke, build (W=1, sparse),
 #                    checkpatch, and the VM suites on every kernel
+#   make soak        RC under netem loss/reorder/dup/corruption, >= 4 GiB
 #   make unit        native unit tests of the portable core
 #   make fuzz        build the libFuzzer targets and run each briefly
 #   make checkpatch  checkpatch.pl --strict over the sources
@@ -25,7 +26,7 @@ endif
 SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
-.PHONY: all modules install deps demo check check-debug debug-kernel unit fuzz \
+.PHONY: all modules install deps demo check soak check-debug debug-kernel unit fuzz \
 	checkpatch clean FORCE
 
 all: modules
@@ -63,6 +64,13 @@ demo:
 check:
 	tools/deps.sh --if-missing
 	tools/testing/check.sh
+
+# RC under netem at 16x the CI size (>= 4 GiB verified per kernel; hours
+# under TCG).
+soak:
+	tools/deps.sh --if-missing
+	SROCE_TESTS=soak_loss SROCE_HOST_SUITES=0 SROCE_VM_TIMEOUT=14400 \
+		tools/testing/check.sh
 
 # The VM suites on a KASAN + lockdep + kmemleak + UBSAN 6.1 kernel built by
 # `make debug-kernel` (cached outside the tree; ~25 min on 2 cores).

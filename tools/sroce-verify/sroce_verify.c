@@ -144,11 +144,15 @@ static struct {
 	int timeout;
 	int verbose;
 	unsigned int ops;
+	int qp_timeout;		/* IBTA local ACK timeout exponent */
+	int retry_cnt;
 } opt = {
 	.ib_port = 1,
 	.gid_idx = -1,
 	.tcp_port = DEF_PORT,
 	.nqps = 4,
+	.qp_timeout = 17,	/* ~0.5 s: emulated guests are slow */
+	.retry_cnt = 7,
 	.iters = DEF_ITERS,
 	.maxsize = DEF_MAXSIZE,
 	.timeout = 60,
@@ -763,8 +767,8 @@ static int connect_qp(struct qctx *q)
 		return fail(q, "modify QP to RTR: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 17;		/* ~0.5 s: emulated guests are slow */
-	a.retry_cnt = 7;
+	a.timeout = opt.qp_timeout;
+	a.retry_cnt = opt.retry_cnt;
 	a.rnr_retry = 7;
 	a.sq_psn = q->psn;
 	a.max_rd_atomic = q->rd_atom;
@@ -1583,6 +1587,8 @@ static void help(void)
 		"  -o OPS      operations, comma-separated (default all):\n"
 		"              send write imm read rsend (server to client SEND),\n"
 		"              and atomic (FETCH_ADD/CMP_SWAP counters, not in the default)\n"
+		"  -R N        this side's QPs' retry_cnt (default 7)\n"
+		"  -T N        this side's QPs' local ACK timeout, 4.096 us * 2^N (default 17)\n"
 		"  -v          print every iteration\n"
 		"The client's -q -n -s -m -o apply to both sides.\n",
 		DEF_PORT, MAX_QPS, DEF_ITERS);
@@ -1739,7 +1745,7 @@ int main(int argc, char **argv)
 	double t0;
 	int c, i, n = 0;
 
-	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:R:T:vh")) != -1) {
 		switch (c) {
 		case 'd':
 			opt.dev = optarg;
@@ -1771,6 +1777,12 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			opt.ops = parse_ops(optarg);
+			break;
+		case 'R':
+			opt.retry_cnt = parse_int(optarg, 0, 7);
+			break;
+		case 'T':
+			opt.qp_timeout = parse_int(optarg, 0, 31);
 			break;
 		case 'v':
 			opt.verbose = 1;

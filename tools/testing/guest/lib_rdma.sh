@@ -65,7 +65,7 @@ port_active() {
 # rdma_netns_pair: sroce loaded, namespaces na/nb joined by va/vb with the
 # addresses above; no RDMA device yet (t_netns makes its own).
 rdma_netns_pair() {
-	sroce_load || return 1
+	{ sroce_loaded || sroce_load; } || return 1
 	ip netns add na && ip netns add nb || return 1
 	veth_pair va vb nb || return 1
 	ip link set va netns na || return 1
@@ -340,64 +340,96 @@ log_count() {
 # per suite, printed) reproduces a run; VERIFY_STALL is the tool's
 # no-progress limit in seconds (default 30); VERIFY_WALL bounds the whole
 # run (default 300 s).
+#
+# verify_start CLIENT-ARGS... and verify_finish [-x ERE] split it for
+# tests that act while the transfer runs: verify_finish leaves the reason
+# of a failure in VERIFY_WHY (empty: both sides OK), the client's log in
+# VERIFY_CLOG and prints nothing.
 VERIFY=$SROCE_TREE/tools/sroce-verify/sroce-verify
 VERIFY_SEED=${VERIFY_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 VERIFY_PORT=18700
 VERIFY_SUMMARY=
+VERIFY_WHY=
+VERIFY_SLOG=/tmp/verify_srv.log
+VERIFY_CLOG=/tmp/verify_cli.log
+VERIFY_SPID=
+VERIFY_CPID=
 
-verify_pair() {
-	local desc=$1 ere='' srv crc src why='' slog=/tmp/verify_srv.log
-	local clog=/tmp/verify_cli.log wall=${VERIFY_WALL:-300}
-	shift
+verify_start() {
+	local wall=${VERIFY_WALL:-300}
+	VERIFY_SUMMARY= VERIFY_WHY= VERIFY_CPID=
+	VERIFY_PORT=$((VERIFY_PORT + 1))
+	: >"$VERIFY_CLOG"
+	in_ns "$NS_S" timeout -k 5 $((wall + 30)) "$VERIFY" -d "$DEV_S" \
+		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" \
+		>"$VERIFY_SLOG" 2>&1 &
+	VERIFY_SPID=$!
+	if ! wait_until 30 tcp_listening "$NS_S" "$VERIFY_PORT"; then
+		VERIFY_WHY="server not listening after 30 s"
+		return 1
+	fi
+	in_ns "$NS_C" timeout -k 5 "$wall" "$VERIFY" -d "$DEV_C" \
+		-t "${VERIFY_STALL:-30}" -g "$GID_C" -p "$VERIFY_PORT" \
+		-s "$VERIFY_SEED" "$@" "$IP_S" >"$VERIFY_CLOG" 2>&1 &
+	VERIFY_CPID=$!
+}
+
+verify_finish() {
+	local ere='' crc=-1 src
 	if [ "${1:-}" = -x ]; then
 		ere=$2
 		shift 2
 	fi
-	VERIFY_SUMMARY=
-	VERIFY_PORT=$((VERIFY_PORT + 1))
-	in_ns "$NS_S" timeout -k 5 $((wall + 30)) "$VERIFY" -d "$DEV_S" \
-		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" \
-		>"$slog" 2>&1 &
-	srv=$!
-	if wait_until 30 tcp_listening "$NS_S" "$VERIFY_PORT"; then
-		in_ns "$NS_C" timeout -k 5 "$wall" "$VERIFY" -d "$DEV_C" \
-			-t "${VERIFY_STALL:-30}" -g "$GID_C" -p "$VERIFY_PORT" \
-			-s "$VERIFY_SEED" "$@" "$IP_S" >"$clog" 2>&1
+	if [ -n "$VERIFY_CPID" ]; then
+		wait "$VERIFY_CPID"
 		crc=$?
-	else
-		why="server not listening after 30 s"
-		crc=-1
 	fi
-	if ! wait_until 30 pid_gone "$srv"; then
-		kill "$srv" 2>/dev/null
-		[ -z "$why" ] && why="server still running 30 s after the client"
+	if ! wait_until 30 pid_gone "$VERIFY_SPID"; then
+		kill "$VERIFY_SPID" 2>/dev/null
+		[ -z "$VERIFY_WHY" ] &&
+			VERIFY_WHY="server still running 30 s after the client"
 	fi
-	wait "$srv"
+	wait "$VERIFY_SPID"
 	src=$?
-	VERIFY_SUMMARY=$(grep '^sroce-verify: OK qps=' "$clog")
-	if [ -z "$why" ]; then
-		if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
-			why="exit codes: client $crc, server $src"
-		elif [ -z "$VERIFY_SUMMARY" ] ||
-		     ! grep -q '^sroce-verify: OK (server) qps=' "$slog"; then
-			why="no OK summary"
-		elif [ -n "$ere" ] && ! grep -qE "$ere" <<<"$VERIFY_SUMMARY"; then
-			why="client summary does not match $ere"
-		fi
+	VERIFY_SUMMARY=$(grep '^sroce-verify: OK qps=' "$VERIFY_CLOG")
+	[ -n "$VERIFY_WHY" ] && return 1
+	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+		VERIFY_WHY="exit codes: client $crc, server $src"
+	elif [ -z "$VERIFY_SUMMARY" ] ||
+	     ! grep -q '^sroce-verify: OK (server) qps=' "$VERIFY_SLOG"; then
+		VERIFY_WHY="no OK summary"
+	elif [ -n "$ere" ] && ! grep -qE "$ere" <<<"$VERIFY_SUMMARY"; then
+		VERIFY_WHY="client summary does not match $ere"
 	fi
-	if [ -z "$why" ]; then
+	[ -z "$VERIFY_WHY" ]
+}
+
+# verify_diag: the logs of a failed run, as TAP comments.
+verify_diag() {
+	diag "$VERIFY_WHY"
+	grep -E 'FAIL|error|warning' "$VERIFY_SLOG" | head -5 | sed 's/^/# server: /'
+	if grep -qE 'FAIL|error|warning' "$VERIFY_CLOG"; then
+		grep -E 'FAIL|error|warning' "$VERIFY_CLOG" | head -5
+	else
+		tail -n 3 "$VERIFY_CLOG"
+	fi | sed 's/^/# client: /'
+}
+
+verify_pair() {
+	local desc=$1 x=()
+	shift
+	if [ "${1:-}" = -x ]; then
+		x=(-x "$2")
+		shift 2
+	fi
+	verify_start "$@"
+	if verify_finish "${x[@]}"; then
 		ok "$desc"
 		diag "$VERIFY_SUMMARY"
 		return 0
 	fi
 	not_ok "$desc"
-	diag "$why"
 	diag "client args: -s $VERIFY_SEED $* $IP_S"
-	grep -E 'FAIL|error|warning' "$slog" | head -5 | sed 's/^/# server: /'
-	if grep -qE 'FAIL|error|warning' "$clog"; then
-		grep -E 'FAIL|error|warning' "$clog" | head -5
-	else
-		tail -n 3 "$clog"
-	fi | sed 's/^/# client: /'
+	verify_diag
 	return 1
 }

@@ -244,7 +244,7 @@ static void sroce_comp_gap(struct sroce_qp *qp, u32 psn)
 /*
  * The responder has executed every request up to and including @psn: an
  * ACK's PSN, or the one before a NAK or a response (IBTA 9.7.5.2.2,
- * implicit acknowledgement).  SENDs and WRITEs ending by then are done.
+ * implicit acknowledgment).  SENDs and WRITEs ending by then are done.
  * A READ or atomic whose response has not arrived by then had it lost
  * (9.7.5.2.8): it is returned, to be asked for again.
  */

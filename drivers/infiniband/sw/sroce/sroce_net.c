@@ -314,13 +314,18 @@ out:
  */
 void sroce_net_put(struct sroce_net *snet)
 {
+	bool last = false;
+
 	mutex_lock(&snet->lock);
 	if (!WARN_ON_ONCE(snet->users == 0) && --snet->users == 0) {
 		sroce_sock_close(&snet->sock6);
 		sroce_sock_close(&snet->sock4);
-		wake_up_all(&snet->idle_wq);
+		last = snet->exiting;
 	}
 	mutex_unlock(&snet->lock);
+	/* The last touch of @snet: namespace exit may free it right after. */
+	if (last)
+		complete(&snet->idle);
 }
 
 /**
@@ -366,7 +371,7 @@ static int __net_init sroce_net_ns_init(struct net *net)
 	snet->net = net;
 	mutex_init(&snet->lock);
 	INIT_LIST_HEAD(&snet->devs);
-	init_waitqueue_head(&snet->idle_wq);
+	init_completion(&snet->idle);
 	atomic64_set(&snet->rx_drop_no_dev, 0);
 	return 0;
 }
@@ -381,7 +386,14 @@ static void __net_exit sroce_net_ns_exit(struct net *net)
 {
 	struct sroce_net *snet = net_generic(net, sroce_net_id);
 
-	wait_event(snet->idle_wq, READ_ONCE(snet->users) == 0);
+	bool busy;
+
+	mutex_lock(&snet->lock);
+	busy = snet->users != 0;
+	snet->exiting = true;
+	mutex_unlock(&snet->lock);
+	if (busy)
+		wait_for_completion(&snet->idle);
 	mutex_destroy(&snet->lock);
 }
 

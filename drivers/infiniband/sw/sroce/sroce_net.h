@@ -9,9 +9,9 @@
 #ifndef SROCE_NET_H
 #define SROCE_NET_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
-#include <linux/wait.h>
 #include <net/net_namespace.h>
 
 struct sroce_dev;
@@ -25,8 +25,13 @@ struct sroce_net {
 	struct socket *sock6;
 	/* Registered devices; read under RCU from the receive softirq. */
 	struct list_head devs;
-	/* Namespace teardown waits here until the last device is gone. */
-	wait_queue_head_t idle_wq;
+	/*
+	 * Namespace exit waits here for the last user.  A completion, not a
+	 * wait queue: its waiter cannot return (and free the namespace)
+	 * before complete() is done with it.
+	 */
+	struct completion idle;
+	bool exiting;		/* namespace exit waits on @idle */
 	/* Packets for which no device matched the ingress netdev. */
 	atomic64_t rx_drop_no_dev;
 };

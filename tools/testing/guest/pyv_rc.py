@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""RC queue-pair helpers for the pyverbs guest tests (rc_rnr.py,
+rc_peer_kill.py): TAP output, QP creation and connection, polling."""
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+
+RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+      e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+
+
+def tap(cond, desc):
+    """One result line; the shell suite turns it into TAP."""
+    print('%s - %s' % ('ok' if cond else 'not ok', desc))
+    sys.stdout.flush()
+    return cond
+
+
+def gid_index(ctx, suffix):
+    """Index of the GID of port 1 ending in @suffix (e.g. 'c612:0001')."""
+    for i in range(16):
+        try:
+            if str(ctx.query_gid(1, i)).endswith(suffix):
+                return i
+        except Exception:  # pylint: disable=broad-except
+            pass
+    raise RuntimeError('no GID ending in ' + suffix)
+
+
+def mkqp(pd, cq, depth=64):
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                             cap=QPCap(max_send_wr=depth, max_recv_wr=depth,
+                                       max_send_sge=1, max_recv_sge=1)))
+
+
+def connect(qp, sgid_index, dgid, dqpn, timeout=14, retry_cnt=7,
+            rnr_retry=7, min_rnr_timer=1, mtu=e.IBV_MTU_1024):
+    """RESET -> INIT -> RTR -> RTS towards @dqpn at @dgid (a GID)."""
+    a = QPAttr(qp_state=e.IBV_QPS_INIT)
+    a.pkey_index = 0
+    a.port_num = 1
+    a.qp_access_flags = (e.IBV_ACCESS_REMOTE_WRITE |
+                         e.IBV_ACCESS_REMOTE_READ |
+                         e.IBV_ACCESS_REMOTE_ATOMIC)
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
+              e.IBV_QP_ACCESS_FLAGS)
+    a = QPAttr(qp_state=e.IBV_QPS_RTR)
+    gr = GlobalRoute(dgid=dgid, sgid_index=sgid_index)
+    a.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+    a.path_mtu = mtu
+    a.dest_qp_num = dqpn
+    a.rq_psn = 0x100
+    a.max_dest_rd_atomic = 4
+    a.min_rnr_timer = min_rnr_timer
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
+              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn = 0x100
+    a.timeout = timeout
+    a.retry_cnt = retry_cnt
+    a.rnr_retry = rnr_retry
+    a.max_rd_atomic = 4
+    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
+              e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+              e.IBV_QP_MAX_QP_RD_ATOMIC)
+
+
+def poll(cq, secs=30):
+    """The next completion, or None after @secs."""
+    end = time.time() + secs
+    while time.time() < end:
+        n, wcs = cq.poll(1)
+        if n > 0:
+            return wcs[0]
+        time.sleep(0.001)
+    return None
+
+
+def state(qp):
+    return qp.query(e.IBV_QP_STATE)[0].qp_state
+
+
+def wait_state(qp, want, secs=20):
+    end = time.time() + secs
+    while time.time() < end:
+        if state(qp) == want:
+            return True
+        time.sleep(0.01)
+    return False

@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# RC against faults (issue 4), between sroce_a (na) and sroce_b (nb) over
+# a veth pair, each with its documented outcome:
+#   - the link down for 2 s mid-transfer: with retry_cnt 7 the transfer
+#     completes, every byte checked; with retry_cnt 1 the requester fails
+#     with RETRY_EXC_ERR, promptly, and nothing hangs;
+#   - an RNR storm (no receives posted): RNR NAKs and retries, then
+#     delivery once receives appear; with rnr_retry 1, RNR_RETRY_EXC_ERR;
+#   - kill -9 of a process with QPs, MRs and traffic in flight: the other
+#     side's requester fails with RETRY_EXC_ERR and its QP errors;
+#   - `rdma link delete`, `ip link del` of the netdev and `rmmod sroce`
+#     mid-transfer: the command completes, the processes see their device
+#     go and exit, and a new device works;
+# and after all of it, slab usage back to its baseline and (debug kernel)
+# no kmemleak report.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_rdma.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+if [ ! -x "$VERIFY" ]; then
+	not_ok "sroce-verify is built"
+	diag "$VERIFY missing: make -C tools/sroce-verify"
+	tap_done
+	exit 1
+fi
+
+# pyrun DESC NS CMD...: a pyverbs script's "ok - " lines as TAP.
+pyrun() {
+	local desc=$1 ns=$2 out line rc
+	shift 2
+	out=$(in_ns "$ns" timeout 300 python3 "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		esac
+	done <<<"$out"
+	if [ $rc -ne 0 ] || ! grep -q 'done$' <<<"$out"; then
+		not_ok "$desc ran to the end (rc $rc)"
+		tail -n 5 <<<"$out" | sed 's/^/# /'
+	fi
+}
+
+# A transfer long enough to still run seconds from now.
+long_transfer() {
+	VERIFY_STALL=20 verify_start -q 2 -n 100000 -m 256K -o write,imm,read "$@"
+}
+
+# in_flight: the client is running and has moved data for a while.
+in_flight() {
+	local t0
+	t0=$(hw_stat sroce_a tx_packets)
+	sleep 1
+	kill -0 "$VERIFY_CPID" 2>/dev/null &&
+		[ "$(hw_stat sroce_a tx_packets)" -gt "$((t0 + 50))" ]
+}
+
+# stop_transfer: end a long transfer that is still running, cleanly.
+stop_transfer() {
+	pkill -INT -f "sroce-verify -d $DEV_C" 2>/dev/null
+	verify_finish >/dev/null 2>&1
+	true
+}
+
+# no_user_objects DEV: no user context and no MR left on DEV.
+no_user_objects() {
+	rdma resource show "$1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
+		     END { exit !(v["ctx"] == 0 && v["mr"] == 0) }'
+}
+
+# gone_within SECS PID...: every PID exits within SECS.
+gone_within() {
+	local secs=$1 p
+	shift
+	for p in "$@"; do
+		wait_until "$secs" pid_gone "$p" || return 1
+	done
+}
+
+sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
+slab_snapshot >/tmp/faults_slab0
+if ! rdma_setup sroce; then
+	not_ok "set up sroce_a/sroce_b"
+	tap_done
+	exit 1
+fi
+set_mtu 4200 4096 >/dev/null
+
+# --- link down 2 s, generous retries -----------------------------------
+long_transfer
+check "link down: transfer in flight before the outage" in_flight
+t0=$(hw_stat sroce_a retry_timeout)
+ip -n na link set va down
+sleep 2
+ip -n na link set va up
+wait_until 20 port_active sroce_a
+check "link down 2 s: the requester timed out and retried" \
+	[ "$(hw_stat sroce_a retry_timeout)" -gt "$t0" ]
+sleep 3
+check "link down 2 s, retry_cnt 7: the transfer goes on after the outage" \
+	kill -0 "$VERIFY_CPID"
+stop_transfer
+# A bounded run across an outage, checked to the last byte.
+verify_start -q 2 -n 40 -m 1M
+sleep 2
+check "link down 2 s: a bounded transfer is running when the link goes" \
+	kill -0 "$VERIFY_CPID"
+ip -n na link set va down
+sleep 2
+ip -n na link set va up
+if verify_finish; then
+	ok "link down 2 s, retry_cnt 7: every byte arrives (both sides OK)"
+	diag "$VERIFY_SUMMARY"
+else
+	not_ok "link down 2 s, retry_cnt 7: every byte arrives (both sides OK)"
+	verify_diag
+fi
+wait_until 20 port_active sroce_a
+
+# --- link down 2 s, retry_cnt 1 ------------------------------------------
+t0=$(hw_stat sroce_a retry_exceeded)
+long_transfer -R 1 -T 12
+check "retry_cnt 1: transfer in flight" in_flight
+ip -n na link set va down
+start=$SECONDS
+check "retry_cnt 1: the client gives up within 20 s of the outage" \
+	gone_within 20 "$VERIFY_CPID"
+verify_finish
+check "retry_cnt 1: a WQE completes with RETRY_EXC_ERR" \
+	grep -q 'transport retry counter exceeded' "$VERIFY_CLOG"
+check "retry_cnt 1: retry_exceeded counted" \
+	[ "$(hw_stat sroce_a retry_exceeded)" -gt "$t0" ]
+diag "gave up after $((SECONDS - start)) s"
+ip -n na link set va up
+wait_until 20 port_active sroce_a
+verify_pair "after the outages: a new transfer is intact" -q 2 -n 4 -m 1M
+
+# --- RNR storm -------------------------------------------------------------
+t0=$(hw_stat sroce_a rx_rnr_nak)
+pyrun "rc_rnr.py" na "$HERE/rc_rnr.py" sroce_a c612:0001
+check "RNR NAKs counted ($(($(hw_stat sroce_a rx_rnr_nak) - t0)))" \
+	[ "$(hw_stat sroce_a rx_rnr_nak)" -gt "$t0" ]
+
+# --- kill -9 of one end -----------------------------------------------------
+rm -rf /tmp/peer_kill && mkdir /tmp/peer_kill
+in_ns nb timeout 200 python3 "$HERE/rc_peer_kill.py" survivor sroce_b \
+	c612:0002 /tmp/peer_kill >/tmp/peer_kill/survivor.out 2>&1 &
+spid=$!
+in_ns na python3 "$HERE/rc_peer_kill.py" victim sroce_a c612:0001 \
+	/tmp/peer_kill >/tmp/peer_kill/victim.out 2>&1 &
+vpid=$!
+if wait_until 120 test -e /tmp/peer_kill/running; then
+	pkill -9 -f "rc_peer_kill.py victim"
+	ok "kill -9: traffic was flowing both ways when the victim died"
+else
+	not_ok "kill -9: traffic was flowing both ways when the victim died"
+	pkill -9 -f "rc_peer_kill.py victim"
+fi
+wait "$vpid" 2>/dev/null
+wait "$spid"
+while IFS= read -r line; do
+	case $line in
+	"ok - "*) ok "kill -9: ${line#ok - }" ;;
+	"not ok - "*) not_ok "kill -9: ${line#not ok - }" ;;
+	esac
+done </tmp/peer_kill/survivor.out
+check "kill -9: survivor ran to the end" grep -q 'done$' /tmp/peer_kill/survivor.out ||
+	tail -n 5 /tmp/peer_kill/survivor.out | sed 's/^/# /'
+check "kill -9: the victim's context, QPs and MRs are gone" \
+	wait_until 20 no_user_objects sroce_a
+
+# --- rdma link delete mid-transfer -------------------------------------------
+long_transfer
+check "rdma link delete: transfer in flight" in_flight
+check "rdma link delete sroce_a mid-transfer returns" \
+	in_ns na timeout 60 rdma link delete sroce_a
+check "...sroce_a is gone" eval '! ibdev_exists sroce_a'
+check "...both processes exit within 90 s" \
+	gone_within 90 "$VERIFY_CPID" "$VERIFY_SPID"
+verify_finish
+check "...and the client reports its failure" eval '! grep -q "^sroce-verify: OK" "$VERIFY_CLOG"'
+check "rdma link add sroce_a again" in_ns na rdma link add sroce_a type sroce netdev va
+wait_until 20 port_active sroce_a
+wait_until 20 gid_index sroce_a "$(gid_v4 "$IP_C")" >/dev/null
+GID_C=$(gid_index sroce_a "$(gid_v4 "$IP_C")")
+verify_pair "after rdma link delete: a new device carries an intact transfer" \
+	-q 2 -n 4 -m 1M
+
+# --- ip link del of the netdev mid-transfer ----------------------------------
+long_transfer
+check "ip link del: transfer in flight" in_flight
+check "ip link del va mid-transfer returns" timeout 60 ip -n na link del va
+check "...both devices are gone" \
+	eval 'wait_until 20 eval "! ibdev_exists sroce_a && ! ibdev_exists sroce_b"'
+check "...both processes exit within 90 s" \
+	gone_within 90 "$VERIFY_CPID" "$VERIFY_SPID"
+verify_finish
+ip netns del na
+ip netns del nb
+if rdma_setup sroce >/dev/null; then
+	set_mtu 4200 4096 >/dev/null
+	verify_pair "after ip link del: new devices carry an intact transfer" \
+		-q 2 -n 4 -m 1M
+else
+	not_ok "after ip link del: topology rebuilt"
+fi
+
+# --- rmmod mid-transfer ----------------------------------------------------
+long_transfer
+check "rmmod: transfer in flight" in_flight
+if rmmod sroce 2>/tmp/rmmod.err; then
+	ok "rmmod sroce mid-transfer: done"
+	check "...the devices are gone" eval '! ibdev_exists sroce_a && ! ibdev_exists sroce_b'
+	check "...both processes exit within 90 s" \
+		gone_within 90 "$VERIFY_CPID" "$VERIFY_SPID"
+	verify_finish
+else
+	check "rmmod sroce mid-transfer: refused while in use" \
+		grep -qi 'in use' /tmp/rmmod.err
+	check "...and the transfer goes on" in_flight
+	stop_transfer
+fi
+
+rdma_teardown 2>/dev/null
+ip netns del na 2>/dev/null
+ip netns del nb 2>/dev/null
+check "module unloads once the processes are gone" eval \
+	'wait_until 30 eval "! sroce_loaded || sroce_unload"'
+sroce_load
+slab_snapshot >/tmp/faults_slab1
+slab_check "slab usage back to baseline after the faults" \
+	/tmp/faults_slab0 /tmp/faults_slab1 64
+check "kmemleak: no unreferenced object allocated through sroce" kmemleak_sroce
+tap_done
