@@ -145,6 +145,7 @@ static struct {
 	int verbose;
 	unsigned int ops;
 	int qp_timeout;		/* IBTA local ACK timeout exponent */
+	int duration;		/* client: start no iteration after this (s) */
 	int retry_cnt;
 } opt = {
 	.ib_port = 1,
@@ -646,6 +647,9 @@ static int msg_recv(struct qctx *q, uint32_t type, uint8_t *body,
 				role(), q->idx, (const char *)p);
 		return -1;
 	}
+	/* A client run with -D may say BYE where an iteration would start. */
+	if (t == MSG_BYE && type == MSG_C_READY && iter == q->iter)
+		return 1;
 	if (t != type || iter != q->iter)
 		return fail(q, "protocol: got message type %u iter %u, expected type %u iter %u",
 			    t, iter, type, q->iter);
@@ -1248,8 +1252,9 @@ static int server_iter(struct qctx *q, unsigned int k)
 	int nsp[NOPS], op, nsq = 0, nrq = 0, ret;
 
 	make_plan(q, k, &pl);
-	if (msg_recv(q, MSG_C_READY, NULL, opt.timeout + 15))
-		return -1;
+	ret = msg_recv(q, MSG_C_READY, NULL, opt.timeout + 15);
+	if (ret)
+		return ret;	/* 1: the client ended the run early */
 	for (op = 0; op < NOPS; op++) {
 		if (!(q->ops & 1u << op))
 			continue;
@@ -1335,14 +1340,23 @@ static void set_sizes(struct qctx *q)
 
 static int run_iters(struct qctx *q)
 {
+	double t0 = now();
 	unsigned int k;
+	int ret;
 
 	for (k = 0; k < q->iters; k++) {
 		q->iter = k;
-		if (is_server ? server_iter(q, k) : client_iter(q, k))
+		if (!is_server && opt.duration && now() - t0 >= opt.duration)
+			break;
+		ret = is_server ? server_iter(q, k) : client_iter(q, k);
+		if (ret == 1) {
+			/* The client's BYE came instead of iteration k. */
+			return msg_send(q, MSG_BYE, NULL, 0);
+		}
+		if (ret)
 			return -1;
 	}
-	q->iter = q->iters;
+	q->iter = k;
 	if (is_server)
 		return msg_recv(q, MSG_BYE, NULL, opt.timeout + 15) ||
 		       msg_send(q, MSG_BYE, NULL, 0);
@@ -1587,6 +1601,7 @@ static void help(void)
 		"  -o OPS      operations, comma-separated (default all):\n"
 		"              send write imm read rsend (server to client SEND),\n"
 		"              and atomic (FETCH_ADD/CMP_SWAP counters, not in the default)\n"
+		"  -D SECS     client: start no iteration after SECS seconds\n"
 		"  -R N        this side's QPs' retry_cnt (default 7)\n"
 		"  -T N        this side's QPs' local ACK timeout, 4.096 us * 2^N (default 17)\n"
 		"  -v          print every iteration\n"
@@ -1745,7 +1760,7 @@ int main(int argc, char **argv)
 	double t0;
 	int c, i, n = 0;
 
-	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:R:T:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:D:R:T:vh")) != -1) {
 		switch (c) {
 		case 'd':
 			opt.dev = optarg;
@@ -1777,6 +1792,9 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			opt.ops = parse_ops(optarg);
+			break;
+		case 'D':
+			opt.duration = parse_int(optarg, 1, 3600);
 			break;
 		case 'R':
 			opt.retry_cnt = parse_int(optarg, 0, 7);
