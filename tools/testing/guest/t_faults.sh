@@ -74,6 +74,12 @@ no_user_objects() {
 		     END { exit !(v["ctx"] == 0 && v["mr"] == 0) }'
 }
 
+# netns_objs: struct net objects alive (a namespace is freed by a work
+# item some time after its last user; one that never goes is a leak).
+netns_objs() {
+	awk '$1 == "net_namespace" { print $2 }' /proc/slabinfo
+}
+
 # gone_within SECS PID...: every PID exits within SECS.
 gone_within() {
 	local secs=$1 p
@@ -84,8 +90,12 @@ gone_within() {
 }
 
 sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
-# (rdma_setup loads rdma_ucm: its sysfs and proc entries are no leak)
-modprobe rdma_ucm
+# Modules the tests load on the way (rdma_ucm, veth, ss's diag modules)
+# bring sysfs and proc entries that are no leak: load them first.
+for m in rdma_ucm veth inet_diag tcp_diag; do
+	modprobe "$m"
+done
+NETNS0=$(netns_objs)
 slab_snapshot >/tmp/faults_slab0
 lsmod | awk 'NR > 1 { print $1 }' | sort >/tmp/faults_mods0
 if ! rdma_setup sroce; then
@@ -234,6 +244,14 @@ ip netns del na 2>/dev/null
 ip netns del nb 2>/dev/null
 check "module unloads once the processes are gone" eval \
 	'wait_until 30 eval "! sroce_loaded || sroce_unload"'
+# Seen on 6.12 (2026-12-03): one struct net still allocated 2 minutes
+# after the last namespace went, its proc entries freed (so the slab
+# check passes).  Not yet attributed (sroce, veth, or a sleeping TCP
+# timewait); tracked as a TODO rather than hidden.
+check_todo "every network namespace is freed (net_namespace objects back to $NETNS0)" \
+	"a struct net outlives the fault tests; cause not yet found" \
+	wait_until 60 eval '[ "$(netns_objs)" -le "$NETNS0" ]'
+diag "net_namespace objects: $(netns_objs) (baseline $NETNS0)"
 sroce_load
 slab_snapshot >/tmp/faults_slab1
 slab_check "slab usage back to baseline after the faults" \
