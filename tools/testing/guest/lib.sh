@@ -139,8 +139,15 @@ hw_stat() {
 # /proc/vmallocinfo (minus its lazily freed "unpurged" entries), as the
 # pseudo-cache "vmalloc_live".
 slab_snapshot() {
+	local f
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
+	# SLUB counts the free objects of per-CPU slabs as active: flush
+	# those first, or a burst of traffic shows as "growth" of caches
+	# like skbuff_head_cache.
+	for f in /sys/kernel/slab/*/shrink; do
+		echo 1 >"$f" 2>/dev/null
+	done
 	sleep 1
 	{
 		awk 'NR > 2 && $1 !~ /^(vmap_area|anon_vma|anon_vma_chain|vm_area_struct|mm_struct)$/ {

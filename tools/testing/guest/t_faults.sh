@@ -244,10 +244,12 @@ ip netns del na 2>/dev/null
 ip netns del nb 2>/dev/null
 check "module unloads once the processes are gone" eval \
 	'wait_until 30 eval "! sroce_loaded || sroce_unload"'
-# Seen on 6.12 (2026-12-03): one struct net still allocated 2 minutes
-# after the last namespace went, its proc entries freed (so the slab
-# check passes).  Not yet attributed (sroce, veth, or a sleeping TCP
-# timewait); tracked as a TODO rather than hidden.
+# Seen on 6.12 (2026-12-03): one net_namespace object still counted 2
+# minutes after the last namespace went (its proc entries freed, so the
+# slab check passes).  A control run without sroce (two namespaces, a
+# veth pair, ss, ip netns del) leaves the same single object: most likely
+# an object SLUB counts as active in a CPU slab.  Until this check uses a
+# control-adjusted bound it is a TODO rather than a failure.
 check_todo "every network namespace is freed (net_namespace objects back to $NETNS0)" \
 	"a struct net outlives the fault tests; cause not yet found" \
 	wait_until 60 eval '[ "$(netns_objs)" -le "$NETNS0" ]'
