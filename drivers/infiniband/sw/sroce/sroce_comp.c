@@ -284,7 +284,13 @@ static void sroce_comp_fixup(struct sroce_qp *qp)
 
 	if (!sroce_psn_before(req->psn, req->acked_psn))
 		return;
-	if (req->acked_psn != req->max_psn) {
+	/*
+	 * A WQE holds acked_psn: resume there.  That includes a message
+	 * only partly sent when everything sent so far is acknowledged
+	 * (acked_psn == max_psn): its rest must follow, or the next message
+	 * would start inside it at the responder (an invalid request).
+	 */
+	if (sroce_comp_find(qp, req->acked_psn)) {
 		sroce_comp_rewind(qp, req->acked_psn);
 		return;
 	}
