@@ -157,8 +157,9 @@ static bool sroce_wqe_has_resp(const struct sroce_swqe *w)
 	return w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
 }
 
-/* The started, unfinished WQE holding @psn, or NULL. */
-static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
+/* The started, unfinished WQE holding @psn (ring index in *@idx), or NULL. */
+static struct sroce_swqe *sroce_comp_find_at(struct sroce_qp *qp, u32 psn,
+					     u32 *idx)
 {
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
@@ -173,10 +174,19 @@ static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
 			continue;
 		if (sroce_psn_in_window(psn, w->first_psn,
 					sroce_psn_dist(w->first_psn,
-						       w->last_psn) + 1))
+						       w->last_psn) + 1)) {
+			*idx = i;
 			return w->done ? NULL : w;
+		}
 	}
 	return NULL;
+}
+
+static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
+{
+	u32 i;
+
+	return sroce_comp_find_at(qp, psn, &i);
 }
 
 /**
@@ -188,39 +198,29 @@ static struct sroce_swqe *sroce_comp_find(struct sroce_qp *qp, u32 psn)
  */
 void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 {
-	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *w;
 	u32 i;
 
-	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
-		if (!w->started)
-			return;
-		if (sroce_wqe_is_local(w) || w->done)
-			continue;
-		if (!sroce_psn_in_window(psn, w->first_psn,
-					 sroce_psn_dist(w->first_psn,
-							w->last_psn) + 1))
-			continue;
-		ibdev_dbg(qp->ibqp.device,
-			  "qp %u: rewind to psn %#x (wqe %u, psn %#x..%#x, acked %#x, max %#x)\n",
-			  qp->ibqp.qp_num, psn, i, w->first_psn, w->last_psn,
-			  req->acked_psn, req->max_psn);
-		req->cur = i;
-		req->psn = psn;
-		req->offset = sroce_wqe_is_atomic(w) ? 0 :
-			      sroce_psn_dist(w->first_psn, psn) * qp->mtu;
-		/*
-		 * The first packet sent again asks for an ACK: the responder
-		 * answers it at once (a duplicate is ACKed up to what it has),
-		 * so progress shows within one round trip, not after 32
-		 * packets - which, on a slow host, may take longer than the
-		 * timeout and turn go-back-N into a retry-exceeded livelock.
-		 */
-		req->since_ack = SROCE_PKTS_PER_ACK - 1;
+	w = sroce_comp_find_at(qp, psn, &i);
+	if (!w)
 		return;
-	}
+	ibdev_dbg(qp->ibqp.device,
+		  "qp %u: rewind to psn %#x (wqe %u, psn %#x..%#x, acked %#x, max %#x)\n",
+		  qp->ibqp.qp_num, psn, i, w->first_psn, w->last_psn,
+		  req->acked_psn, req->max_psn);
+	req->cur = i;
+	req->psn = psn;
+	req->offset = sroce_wqe_is_atomic(w) ? 0 :
+		      sroce_psn_dist(w->first_psn, psn) * qp->mtu;
+	/*
+	 * The first packet sent again asks for an ACK: the responder
+	 * answers it at once (a duplicate is ACKed up to what it has),
+	 * so progress shows within one round trip, not after 32
+	 * packets - which, on a slow host, may take longer than the
+	 * timeout and turn go-back-N into a retry-exceeded livelock.
+	 */
+	req->since_ack = SROCE_PKTS_PER_ACK - 1;
 }
 
 /*
