@@ -4,19 +4,23 @@
 # `make check`: every test sroce has, on every installed kernel.
 #
 # Suites: native unit tests and a fuzz smoke of the portable core,
-# checkpatch, a W=1 + sparse build per kernel, then each guest test script
-# in its own VM boot per kernel.  Every suite's output lands in
+# checkpatch, a W=1 + sparse build per kernel, then the guest test scripts
+# in VM boots of each kernel.  Every suite's output lands in
 # $SROCE_RESULTS (default results/check-<time>/).  The last line is
 # "N passed, N failed"; the exit status is non-zero on any failure.
 #
 # Environment: KVERS="k1 k2" to restrict kernels; SROCE_TESTS="t_x ..." to
-# restrict guest tests (t_* boot one guest, p_* two linked guests); SROCE_VM_TIMEOUT per boot (default 900 s);
+# restrict guest tests (p_* boot two linked guests; the t_* suites share one
+# boot, run one after another from a fresh state, t_pyverbs apart;
+# SROCE_BATCH=0 boots once per suite); SROCE_VM_TIMEOUT per suite (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
 # SROCE_VM_APPEND adds to the guest kernel command line;
 # SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$tree"
+# shellcheck source=vm/patterns.sh
+. "$tree/tools/testing/vm/patterns.sh"
 
 KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
@@ -55,7 +59,11 @@ tally() {
 	[ "$t" -gt 0 ] && todo=" $t todo"
 	printf '%-44s %4d passed %3d failed  (%ds)%s\n' "$name" "$p" "$f" \
 		"$(($(date +%s) - suite_start))" "$todo"
-	grep -E '^not ok' "$log" | sed 's/^/    /'
+	# Each failure with the diagnostics right after it (a few "#" lines),
+	# so a CI log explains itself without the results directory.
+	awk '/^not ok/ { print "    " $0; d = ($0 !~ /# TODO/) ? 6 : 0; next }
+	     d > 0 && /^#/ { print "      " $0; d--; next }
+	     { d = 0 }' "$log"
 }
 
 # suite NAME command...: run a host-side suite.
@@ -129,6 +137,66 @@ vm_suite() {
 	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
+# vm_batch KVER TEST...: one guest boot running several suites one after
+# the other (guest/run_batch.sh), then each tallied as if it had had a
+# boot of its own: its output, its exit status, and the kernel messages
+# logged while it ran checked against the bad patterns.
+vm_batch() {
+	local k=$1 dir="$results/$1/batch-$2" rc t try n=$(($# - 1)) sdir
+	shift
+	mkdir -p "$dir"
+	local bstart
+	bstart=$(date +%s)
+	for try in 1 2; do
+		tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" \
+			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
+			--timeout $((SROCE_VM_TIMEOUT * n + 60)) --name "batch" \
+			--nic-dangling \
+			-- "$tree/tools/testing/guest/run_batch.sh" \
+			-t "$SROCE_VM_TIMEOUT" "$@" >"$dir/host.log" 2>&1
+		rc=$?
+		# As in vm_suite: a guest that died in early boot gets one
+		# more boot.
+		[ "$rc" -ne 0 ] && [ ! -e "$dir/output.log" ] && [ "$try" = 1 ] || break
+		mv "$dir/console.log" "$dir/console-boot-failure.log" 2>/dev/null
+		mv "$dir/host.log" "$dir/host-boot-failure.log"
+	done
+	for t in "$@"; do
+		sdir=$results/$k/$t
+		mkdir -p "$sdir"
+		suite_start=$bstart
+		[ -r "$dir/$t/secs" ] && suite_start=$(($(date +%s) - $(cat "$dir/$t/secs")))
+		cat "$dir/$t/output.log" >"$sdir/suite.log" 2>/dev/null
+		# The kernel messages between this suite's markers.
+		tr -d '\r' <"$dir/console.log" 2>/dev/null |
+			awk -v t="$t" '/sroce-batch: begin / { on = ($NF == t); next }
+				       /sroce-batch: end / { on = 0 } on' >"$sdir/console.log"
+		rc=$(cat "$dir/$t/rc" 2>/dev/null)
+		if [ -z "$rc" ]; then
+			echo "not ok - $k/$t: did not run to the end (the batch guest stopped; see $dir/host.log)" >>"$sdir/suite.log"
+			tail -n 5 "$dir/host.log" | sed 's/^/# /' >>"$sdir/suite.log"
+			rc=1
+		elif grep -qE "$BAD_PATTERNS" "$sdir/console.log"; then
+			grep -E "$BAD_PATTERNS" "$sdir/console.log" | head -n 5 |
+				sed 's/^/# console: /' >>"$sdir/suite.log"
+			rc=3
+		fi
+		vm_tally "$k/$t" "$sdir/suite.log" "$rc"
+		bstart=$(date +%s)
+	done
+	# A bad pattern outside every suite (boot, shutdown) is the batch's.
+	local outside
+	outside=$(tr -d '\r' <"$dir/console.log" 2>/dev/null |
+		awk '/sroce-batch: begin /{ on = 1 } /sroce-batch: end /{ on = 0; next } !on' |
+		grep -E "$BAD_PATTERNS" | grep -v 'sroce-batch: ')
+	if [ -n "$outside" ]; then
+		FAILED=$((FAILED + 1))
+		echo "    not ok - $k/batch-$1: kernel log shows a bad pattern outside the suites (see $dir/console.log)"
+		head -n 3 <<<"$outside" | sed 's/^/      # /'
+	fi
+}
+
 # vm_pair_suite KVER TEST: two linked guests both running TEST.sh.
 vm_pair_suite() {
 	local k=$1 t=$2 dir="$results/$1/$2" rc
@@ -150,7 +218,7 @@ KVERS=$(echo $KVERS)
 echo "sroce check: kernels: $KVERS; results in $results"
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite unit make -C tools/testing/unit run
-	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=20
+	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
 	suite checkpatch tools/checkpatch.sh
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
@@ -159,12 +227,27 @@ for k in $KVERS; do
 	suite "build-$k" build_check "$k"
 	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
 		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
+	batch=()
 	for t in $SROCE_TESTS; do
 		case $t in
-		p_*) vm_pair_suite "$k" "$t" ;;
-		*) vm_suite "$k" "$t" ;;
+		p_* | t_pyverbs)
+			[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
+			batch=()
+			case $t in
+			p_*) vm_pair_suite "$k" "$t" ;;
+			*) vm_suite "$k" "$t" ;;
+			esac
+			;;
+		*)
+			if [ "${SROCE_BATCH:-1}" = 1 ]; then
+				batch+=("$t")
+			else
+				vm_suite "$k" "$t"
+			fi
+			;;
 		esac
 	done
+	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"

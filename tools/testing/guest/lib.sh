@@ -168,6 +168,25 @@ kasan_kernel() {
 	dmesg | grep -q 'KernelAddressSanitizer initialized'
 }
 
+# slab_settled BEFORE AFTER LIMIT: the caches that grew by >= LIMIT, once
+# deferred frees have had their chance (AFTER is re-taken meanwhile).
+slab_settled() {
+	local grown tries=0
+	grown=$(slab_grown "$1" "$2" "$3")
+	while [ -n "$grown" ] && [ $tries -lt 3 ]; do
+		# Some caches (radix_tree_node, ...) are freed through RCU
+		# callbacks, and a deleted namespace is dismantled by a work
+		# item: measure again once those have run, same bound.  A leak
+		# stays.
+		sleep 5
+		slab_snapshot >"$2"
+		grown=$(slab_grown "$1" "$2" "$3")
+		tries=$((tries + 1))
+	done
+	[ -n "$grown" ] && echo "$grown"
+	true
+}
+
 # slab_check DESC BEFORE AFTER LIMIT: one TAP line.
 slab_check() {
 	local grown
@@ -175,24 +194,30 @@ slab_check() {
 		ok "$1 (KASAN kernel: slab counts skipped, kmemleak checks)"
 		return
 	fi
-	grown=$(slab_grown "$2" "$3" "$4")
-	local tries=0
-	while [ -n "$grown" ] && [ $tries -lt 3 ]; do
-		# Some caches (radix_tree_node, ...) are freed through RCU
-		# callbacks, and a deleted namespace is dismantled by a work
-		# item: measure again once those have run, same bound.  A leak
-		# stays.
-		sleep 5
-		slab_snapshot >"$3"
-		grown=$(slab_grown "$2" "$3" "$4")
-		tries=$((tries + 1))
-	done
+	grown=$(slab_settled "$2" "$3" "$4")
 	if [ -z "$grown" ]; then
 		ok "$1"
 	else
 		not_ok "$1"
 		diag "grown: $(tr '\n' ' ' <<<"$grown")"
+		slab_owners "$grown"
 	fi
+}
+
+# slab_owners GROWN: where the live objects of the caches listed (first
+# word of each line) were allocated, from SLUB's user tracking (the
+# guests boot with slub_debug=...U; debugfs has the traces), the biggest
+# call sites first, each with the top of its stack.
+slab_owners() {
+	local c t
+	[ -d /sys/kernel/debug/slab ] ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	for c in $(awk '{ print $1 }' <<<"$1"); do
+		t=/sys/kernel/debug/slab/$c/alloc_traces
+		[ -r "$t" ] || continue
+		awk -v c="$c" '/^ *[0-9]+ / { n++; s = 0; if (n <= 3) print "# " c ": " $1, $2; next }
+			       n <= 3 && s < 5 && NF { s++; print "#     " $1 }' "$t"
+	done
 }
 
 # kmsg_mark / kmsg_since: count kernel log lines after a point.

@@ -39,17 +39,40 @@ gid_v4() {
 	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
 }
 
-# The sysfs form of an IPv6 address (8 groups of 4 hex digits).
+# The sysfs form of an IPv6 address (8 groups of 4 hex digits).  Pure
+# bash, like the helpers below that the setup polls: under TCG each
+# process a test starts costs a good fraction of a second.
 gid_v6() {
-	python3 -c 'import ipaddress, sys
-print(":".join(ipaddress.IPv6Address(sys.argv[1]).exploded.split(":")))' "$1"
+	local head=$1 tail= g out= n i
+	local -a h t
+	if [[ $1 == *::* ]]; then
+		head=${1%%::*} tail=${1#*::}
+	fi
+	IFS=: read -r -a h <<<"$head"
+	IFS=: read -r -a t <<<"$tail"
+	n=$((8 - ${#h[@]} - ${#t[@]}))
+	for g in "${h[@]}"; do
+		printf -v g '%04x' "0x${g:-0}"
+		out+=":$g"
+	done
+	for ((i = 0; i < n; i++)); do
+		out+=":0000"
+	done
+	for g in "${t[@]}"; do
+		printf -v g '%04x' "0x${g:-0}"
+		out+=":$g"
+	done
+	echo "${out#:}"
 }
 
 # gid_index DEV GID: index of a RoCE v2 GID in DEV's table (port 1).
 gid_index() {
-	local d=/sys/class/infiniband/$1/ports/1 g
-	for g in $(grep -lx "$2" "$d"/gids/* 2>/dev/null); do
-		if [ "$(cat "$d/gid_attrs/types/${g##*/}" 2>/dev/null)" = "RoCE v2" ]; then
+	local d=/sys/class/infiniband/$1/ports/1 g v ty
+	for g in "$d"/gids/*; do
+		read -r v <"$g" 2>/dev/null || continue
+		[ "$v" = "$2" ] || continue
+		read -r ty <"$d/gid_attrs/types/${g##*/}" 2>/dev/null
+		if [ "$ty" = "RoCE v2" ]; then
 			echo "${g##*/}"
 			return 0
 		fi
@@ -59,7 +82,9 @@ gid_index() {
 
 # port_active DEV: is port 1 of DEV ACTIVE?
 port_active() {
-	grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null
+	local st
+	read -r st <"/sys/class/infiniband/$1/ports/1/state" 2>/dev/null &&
+		[[ $st == *ACTIVE* ]]
 }
 
 # rdma_netns_pair: sroce loaded, namespaces na/nb joined by va/vb with the

@@ -35,18 +35,45 @@ one_netdev_cycle() {
 before=$(mktemp)
 after=$(mktemp)
 
+# run_batch FN: N runs of FN; prints how many failed.
+run_batch() {
+	local fails=0 i
+	for i in $(seq 1 $N); do
+		"$1" || fails=$((fails + 1))
+	done
+	echo $fails
+}
+
 # batch WHAT FN: N runs of FN, then one TAP line for the runs and one for
-# the slab baseline.
+# the slab baseline.  A leak grows every cache it leaks from by >= N with
+# every batch; something else refilling a cache meanwhile (seen once on
+# 6.12, cause unknown) does not do it twice.  So a cache that grew is only
+# a failure if a second batch grows it by >= N again.
 batch() {
-	local what=$1 fn=$2 fails=0 i
+	local what=$1 fn=$2 fails grown again
 
 	slab_snapshot >"$before"
-	for i in $(seq 1 $N); do
-		"$fn" || fails=$((fails + 1))
-	done
-	check "$N $what succeeded ($fails failed)" test $fails -eq 0
+	fails=$(run_batch "$fn")
+	check "$N $what succeeded ($fails failed)" test "$fails" -eq 0
 	slab_snapshot >"$after"
-	slab_check "slab back to baseline after $N $what" "$before" "$after" $N
+	if kasan_kernel; then
+		ok "slab back to baseline after $N $what (KASAN kernel: slab counts skipped, kmemleak checks)"
+		return
+	fi
+	grown=$(slab_settled "$before" "$after" $N)
+	if [ -n "$grown" ]; then
+		diag "grown after the first batch: $(tr '\n' ' ' <<<"$grown")"
+		cp "$after" "$before"
+		fails=$(run_batch "$fn")
+		slab_snapshot >"$after"
+		again=$(slab_settled "$before" "$after" $N)
+		[ -n "$again" ] &&
+			diag "grown after a second batch: $(tr '\n' ' ' <<<"$again")"
+		grown=$(join <(awk '{ print $1 }' <<<"$grown" | sort) \
+			     <(awk '{ print $1 }' <<<"$again" | sort))
+	fi
+	check "slab back to baseline after $N $what (no cache grows by >= $N in each of two batches)" \
+		test -z "$grown"
 }
 
 one_load_cycle	# warm-up: first-use allocations in ib_core are not leaks

@@ -103,13 +103,15 @@ run_pair -l "cm:$PORT" \
 
 # rstream: rsockets (a socket API over RC QPs: RDMA writes into the
 # peer's receive ring, credits in immediate data) moving COUNT transfers
-# of SIZE with the payload verified on receipt (-T v); the options after
-# the first pick blocking (default), nonblocking (-T n) or poll()-driven
-# (-T a) calls.  Both sides print a result row "custom SIZE COUNT 1 ..."
+# of SIZE with the payload verified on receipt (-T v); SRV_OPTS/CLI_OPTS
+# pick blocking (none), nonblocking (-T n) or poll()-driven (-T a) calls
+# on each side.  Both sides print a result row "custom SIZE COUNT 1 ..."
 # (SIZE as rstream abbreviates it: 64, 64k, 1m).
-rstream_run() {	# SERVER_ADDR SIZE SIZE_STR COUNT TAG OPTS...
+rstream_run() {	# SERVER_ADDR SIZE SIZE_STR COUNT TAG SRV_OPTS CLI_OPTS
 	local addr=$1 size=$2 sstr=$3 count=$4 tag=$5 row
-	shift 5
+	local -a sopt copt
+	read -r -a sopt <<<"$6"
+	read -r -a copt <<<"$7"
 	PORT=$((PORT + 1))
 	row="^custom +$sstr +$count +1 +"
 	run_pair -l "cm:$PORT" \
@@ -117,15 +119,17 @@ rstream_run() {	# SERVER_ADDR SIZE SIZE_STR COUNT TAG OPTS...
 		    log_lacks \"\$CLI_LOG\" 'verification failed' &&
 		    log_lacks \"\$SRV_LOG\" 'verification failed'" \
 		"rstream $size B x $count, verified (-T v)$tag" \
-		rstream -b "$addr" -p "$PORT" -S "$size" -C "$count" -T v "$@" \
-		-- rstream -s "$addr" -p "$PORT" -S "$size" -C "$count" -T v "$@"
+		rstream -b "$addr" -p "$PORT" -S "$size" -C "$count" -T v "${sopt[@]}" \
+		-- rstream -s "$addr" -p "$PORT" -S "$size" -C "$count" -T v "${copt[@]}"
 }
-rstream_run "$IP_S" 64 64 100 ', blocking'
-rstream_run "$IP_S" 65536 64k 20 ', nonblocking' -T n
-# (1 MiB with -T a: the client exits 16 after a complete transfer on 6.12,
-# with rdma_rxe too - left alone, see the session notes.)
-rstream_run "$IP_S" 262144 256k 5 ', poll()' -T a
-rstream_run "$IP6_S" 4096 4k 50 ', IPv6'
+rstream_run "$IP_S" 64 64 100 ', blocking' "" ""
+rstream_run "$IP_S" 65536 64k 20 ', nonblocking' "-T n" "-T n"
+# poll() on the server only: the client's last call is a receive, and
+# rstream's do_poll() fails on POLLHUP even when POLLIN is set with it, so
+# a poll()-driven client exits 16 whenever the server's disconnect is seen
+# before the last data is read (a race in the example, with rdma_rxe too).
+rstream_run "$IP_S" 1048576 1m 5 ', poll() on the server' "-T a" ""
+rstream_run "$IP6_S" 4096 4k 50 ', IPv6' "" ""
 
 rdma_teardown
 tap_done

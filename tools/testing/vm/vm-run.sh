@@ -19,7 +19,8 @@ tree=$(cd "$here/../../.." && pwd)
 # Kernel log patterns that fail a run (grep -E, case sensitive).
 # "stall" is anchored at a word start (\<stall): the plain word matches the
 # kernel's own "9pnet: Installing 9P2000 support" on every boot.
-BAD_PATTERNS='BUG:|WARNING:|Oops|general protection|list_add corruption|refcount_t:|blocked for more than|\<stall|soft lockup|KASAN|UBSAN'
+# shellcheck source=patterns.sh
+. "$here/patterns.sh"
 
 # Directories that the guest overlays with tmpfs: host files below them are
 # invisible in the guest (keep in sync with initramfs-init.sh).

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Several guest suites in one boot (a boot costs ~7 s under TCG, and make
+# check runs ~30 of them):
+#
+#   run_batch.sh -t SECS SUITE...
+#
+# Each SUITE (tools/testing/guest/SUITE.sh) runs under its own timeout of
+# SECS, with its output in $RESULTS/SUITE/output.log, its exit status in
+# $RESULTS/SUITE/rc and its run time in $RESULTS/SUITE/secs.  The kernel
+# log gets a "sroce-batch: begin SUITE" line before each suite and an
+# "sroce-batch: end" line after it, so the host can tell which suite a
+# kernel message belongs to.  Between suites, whatever a suite left
+# behind (devices, namespaces, veths, modules, the rdma netns mode) is
+# removed, so every suite starts from the state of a fresh boot.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+RESULTS=${RESULTS:-/mnt/results}
+TMO=900
+if [ "${1:-}" = -t ]; then
+	TMO=$2
+	shift 2
+fi
+
+kmsg() {
+	echo "sroce-batch: $*" >/dev/kmsg
+}
+
+# fresh_state: what a suite may leave behind, gone.
+fresh_state() {
+	local d l
+	ip -all netns delete 2>/dev/null
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] && rdma link delete "${d##*/}" 2>/dev/null
+	done
+	for l in $(ip -o link show type veth 2>/dev/null |
+		   awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+		ip link del "$l" 2>/dev/null
+	done
+	rdma system set netns shared 2>/dev/null
+	for m in sroce rdma_rxe; do
+		[ -d "/sys/module/$m" ] && rmmod "$m" 2>/dev/null
+	done
+	true
+}
+
+rc_all=0
+for s in "$@"; do
+	mkdir -p "$RESULTS/$s"
+	kmsg "begin $s"
+	t0=${EPOCHREALTIME%.*}
+	RESULTS=$RESULTS/$s timeout -k 10 "$TMO" "$HERE/$s.sh" </dev/null \
+		>"$RESULTS/$s/output.log" 2>&1
+	rc=$?
+	echo $((${EPOCHREALTIME%.*} - t0)) >"$RESULTS/$s/secs"
+	echo "$rc" >"$RESULTS/$s/rc"
+	kmsg "end $s rc $rc"
+	echo "sroce-batch: $s exited with $rc"
+	[ "$rc" -ne 0 ] && rc_all=1
+	fresh_state
+done
+exit $rc_all
