@@ -12,6 +12,9 @@
 #   make soak        RC under netem loss/reorder/dup/corruption, >= 4 GiB
 #   make unit        native unit tests of the portable core
 #   make fuzz        build the libFuzzer targets and run each briefly
+#   make sim         DCQCN simulator over the portable core; writes CSV,
+#                    summaries and plots to results/sim/, fails if the
+#                    flows do not converge to a fair share
 #   make checkpatch  checkpatch.pl --strict over the sources
 #
 # W=1 and C=1 are passed to kbuild as usual.
@@ -27,7 +30,7 @@ SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
 .PHONY: all modules install deps demo check soak check-debug debug-kernel unit fuzz \
-	checkpatch clean FORCE
+	sim checkpatch clean FORCE
 
 all: modules
 
@@ -93,6 +96,10 @@ unit:
 
 fuzz:
 	$(MAKE) -C tools/testing/fuzz run
+
+SIM_OUT ?= $(CURDIR)/results/sim
+sim:
+	$(MAKE) --no-print-directory -C tools/sroce-sim run BIN=$(BUILD)/sim/sroce-sim OUT=$(SIM_OUT)
 
 checkpatch:
 	tools/checkpatch.sh

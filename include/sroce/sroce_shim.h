@@ -3,8 +3,9 @@
  * Portable-core shim: the only place where the protocol core learns whether
  * it is built into the kernel module or into a native unit test / fuzzer.
  * The core itself uses nothing beyond what this header provides: fixed-width
- * integers, size_t, bool and memcpy/memset.  No skb, locks, allocation or
- * clocks ever reach it; time is passed in by the caller.
+ * integers, size_t, bool, memcpy/memset and u64 by u32 division.  No skb,
+ * locks, allocation or clocks ever reach it; time is passed in by the
+ * caller.
  */
 #ifndef SROCE_SHIM_H
 #define SROCE_SHIM_H
@@ -12,6 +13,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/string.h>
+#include <linux/math64.h>
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +75,19 @@ static inline void sroce_put_be64(u8 *p, u64 v)
 {
 	sroce_put_be32(p, (u32)(v >> 32));
 	sroce_put_be32(p + 4, (u32)v);
+}
+
+/*
+ * u64 by u32 division: 32-bit kernels have no libgcc for a plain '/' on
+ * u64, so the core divides only through this helper, never by a u64.
+ */
+static inline u64 sroce_div_u64_u32(u64 dividend, u32 divisor)
+{
+#ifdef __KERNEL__
+	return div_u64(dividend, divisor);
+#else
+	return dividend / divisor;
+#endif
 }
 
 #endif /* SROCE_SHIM_H */

@@ -220,6 +220,7 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite unit make -C tools/testing/unit run
 	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
 	suite checkpatch tools/checkpatch.sh
+	suite sim make -s sim
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
 suite tools make -C tools/sroce-verify

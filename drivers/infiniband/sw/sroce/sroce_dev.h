@@ -51,6 +51,10 @@ struct sroce_dev {
 	struct ida srq_ida;
 	/* Multicast groups and their QPs (sroce_mcast.c). */
 	struct sroce_mcast mcast;
+	/* Congestion control settings (sroce_cc.c): RCU readers. */
+	struct sroce_cc_cfg __rcu *cc;
+	struct mutex cc_mutex;		/* serializes settings writers */
+	atomic_t cc_gen;		/* bumped by every settings change */
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)

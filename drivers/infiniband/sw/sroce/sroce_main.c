@@ -23,6 +23,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sroce/sroce_wire.h"
+#include "sroce_cc.h"
 #include "sroce_compat.h"
 #include "sroce_dev.h"
 #include "sroce_mcast.h"
@@ -131,6 +132,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
+	sroce_cc_dev_fini(sdev);
 	/* ib_core destroyed every MR, AH, QP and SRQ before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
@@ -149,6 +151,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.uverbs_abi_ver	= SROCE_UVERBS_ABI_VERSION,
 	.dealloc_driver	= sroce_dealloc_driver,
 	.device_group	= &sroce_attr_group,
+	.port_groups	= sroce_cc_port_groups,
 };
 
 /* Lookup helper: our device bound to @ndev, with a reference, or NULL. */
@@ -232,6 +235,9 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 		err = -ENOMEM;
 		goto err_dealloc;
 	}
+	err = sroce_cc_dev_init(sdev);
+	if (err)
+		goto err_dealloc;
 
 	err = sroce_net_get(dev_net(ndev), &sdev->snet);
 	if (err)

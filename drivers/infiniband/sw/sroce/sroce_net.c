@@ -27,6 +27,7 @@
 #include "sroce/sroce_hdr.h"
 #include "sroce/sroce_icrc.h"
 #include "sroce/sroce_wire.h"
+#include "sroce_cc.h"
 #include "sroce_compat.h"
 #include "sroce_dev.h"
 #include "sroce_mcast.h"
@@ -188,6 +189,12 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
 		return;
 	}
+	/* ECN and CNPs (Annex A17.9) before the transport sees the packet. */
+	if (pkt.info->kind == SROCE_KIND_CNP) {
+		sroce_cc_rx(sdev, qp, skb, true);
+		return;
+	}
+	sroce_cc_rx(sdev, qp, skb, false);
 	sroce_resp_rx(qp, skb, &pkt, off + pkt.hdr_len);
 }
 

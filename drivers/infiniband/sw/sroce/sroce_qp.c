@@ -18,6 +18,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sroce/sroce_wire.h"
+#include "sroce_cc.h"
 #include "sroce_comp.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
@@ -173,6 +174,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->resp_work, sroce_resp_read_work);
 	timer_setup(&qp->retry_timer, sroce_comp_retry_timer, 0);
 	timer_setup(&qp->rnr_timer, sroce_comp_rnr_timer, 0);
+	sroce_cc_qp_init(qp);
 	qp->mtu = SROCE_MTU_MIN;
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
@@ -420,8 +422,12 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
+	/* The pace timer only kicks the requester, a no-op while DYING. */
+	sroce_cc_qp_fini(qp);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->req_work);
+	/* The requester may have armed it once more before it stopped. */
+	sroce_cc_qp_fini(qp);
 }
 
 /* Value checks ib_modify_qp_is_ok() leaves to the driver. */
@@ -570,6 +576,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			spin_lock(&qp->resp.lock);
 			sroce_qp_reset_transport(qp);
 			spin_unlock(&qp->resp.lock);
+			/* Congestion state starts over with the next event. */
+			qp->cc.gen = 0;
+			WRITE_ONCE(qp->cc.st.limited, false);
 			spin_unlock_irqrestore(&qp->sq.lock, flags);
 			clear_bit(SROCE_QP_DYING, &qp->flags);
 		} else if (new == IB_QPS_SQD && qp->attr.en_sqd_async_notify) {

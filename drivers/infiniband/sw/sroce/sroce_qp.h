@@ -12,6 +12,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "sroce_cc.h"
 #include "sroce_av.h"
 #include "sroce_queue.h"
 
@@ -197,6 +198,8 @@ struct sroce_qp {
 	/* Attributes as last set, returned by query_qp. */
 	struct ib_qp_attr attr;
 	struct sroce_av av;	/* primary path, RC/UC */
+	/* Congestion control: NP and RP state, pacing (sroce_cc.c). */
+	struct sroce_cc_qp cc;
 };
 
 static inline struct sroce_qp *to_sroce_qp(struct ib_qp *ibqp)

@@ -22,6 +22,7 @@
 #include "sroce/sroce_hdr.h"
 #include "sroce/sroce_opcode.h"
 #include "sroce/sroce_psn.h"
+#include "sroce_cc.h"
 #include "sroce_av.h"
 #include "sroce_comp.h"
 #include "sroce_compat.h"
@@ -662,12 +663,19 @@ again:
 	smp_mb__after_atomic();
 	budget = SROCE_REQ_BUDGET;
 	do {
+		/* A throttled QP waits for its pace timer (sroce_cc.c). */
+		if (sroce_cc_tx_wait(qp))
+			break;
 		skb = NULL;
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		step = sroce_req_step(qp, &skb, &av, &pos);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (skb) {
+			u32 len = skb->len;
+
 			err = sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
+			if (!err)
+				sroce_cc_tx_done(qp, len);
 			budget--;
 			if (qp->ibqp.qp_type == IB_QPT_RC ||
 			    qp->ibqp.qp_type == IB_QPT_UC)

@@ -40,6 +40,10 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_BYTES].name		= "tx_bytes",
 	[SROCE_CNT_TX_ERRORS].name		= "tx_errors",
 	[SROCE_CNT_TX_RETRANSMITS].name		= "tx_retransmits",
+	[SROCE_CNT_NP_ECN_MARKED].name		= "np_ecn_marked_roce_packets",
+	[SROCE_CNT_NP_CNP_SENT].name		= "np_cnp_sent",
+	[SROCE_CNT_RP_CNP_HANDLED].name		= "rp_cnp_handled",
+	[SROCE_CNT_RP_CNP_IGNORED].name		= "rp_cnp_ignored",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -43,6 +43,10 @@ enum sroce_counter {
 	SROCE_CNT_TX_BYTES,
 	SROCE_CNT_TX_ERRORS,		/* packets the IP layer refused */
 	SROCE_CNT_TX_RETRANSMITS,	/* RC request packets sent again */
+	SROCE_CNT_NP_ECN_MARKED,	/* CE-marked packets received for a QP */
+	SROCE_CNT_NP_CNP_SENT,		/* CNPs sent (notification point) */
+	SROCE_CNT_RP_CNP_HANDLED,	/* CNPs that fed a QP's rate control */
+	SROCE_CNT_RP_CNP_IGNORED,	/* CNPs for a QP without rate control */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -17,6 +17,7 @@
 #include "sroce/sroce_icrc.h"
 #include "sroce/sroce_wire.h"
 #include "sroce_av.h"
+#include "sroce_cc.h"
 #include "sroce_dev.h"
 #include "sroce_net.h"
 #include "sroce_stats.h"
@@ -82,7 +83,7 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
 }
 
 static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
-		       struct sk_buff *skb)
+		       struct sk_buff *skb, u8 tclass)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct flowi4 fl = {
@@ -109,7 +110,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = av->traffic_class;
+	iph->tos = tclass;
 	iph->tot_len = htons(skb->len + SROCE_ICRC_BYTES);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = av->hop_limit ?: 64;
@@ -132,7 +133,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 
 static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
-		       u16 sport, struct sk_buff *skb)
+		       u16 sport, struct sk_buff *skb, u8 tclass)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct flowi6 fl6 = {
@@ -159,7 +160,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
 	/* Flow label from the same per-QP entropy as the UDP source port. */
-	ip6_flow_hdr(ip6h, av->traffic_class,
+	ip6_flow_hdr(ip6h, tclass,
 		     av->flow_label ? htonl(av->flow_label & 0xfffff) :
 				      htonl(sport));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h) + SROCE_ICRC_BYTES);
@@ -179,11 +180,12 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 
 /**
- * sroce_tx_send() - send one RoCEv2 packet built by the caller
+ * sroce_tx_send_tc() - send one RoCEv2 packet built by the caller
  * @sdev: device
  * @av: destination
  * @sport: UDP source port (per-QP flow entropy)
  * @skb: from sroce_tx_alloc(), its data filled in; always consumed
+ * @tclass: IP TOS / traffic class byte (DSCP and ECN) to send with
  *
  * Builds the UDP and IP headers itself (the ICRC covers IP header fields
  * that must be final before it is computed) and hands the packet to the IP
@@ -192,17 +194,17 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
  *
  * Return: 0 or -errno.
  */
-int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
-		  u16 sport, struct sk_buff *skb)
+int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
+		     u16 sport, struct sk_buff *skb, u8 tclass)
 {
 	u32 len = skb->len + SROCE_ICRC_BYTES;
 	int err;
 
 	sroce_tx_udp(skb, sport);
 	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = sroce_xmit4(sdev, av, skb);
+		err = sroce_xmit4(sdev, av, skb, tclass);
 	else
-		err = sroce_xmit6(sdev, av, sport, skb);
+		err = sroce_xmit6(sdev, av, sport, skb, tclass);
 	/* net_xmit_eval() leaves NET_XMIT_DROP positive: a full queue. */
 	if (err > 0)
 		err = -ENOBUFS;
@@ -215,6 +217,24 @@ int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 				      err);
 	}
 	return err;
+}
+
+/**
+ * sroce_tx_send() - send a packet with the path's traffic class
+ * @sdev: device
+ * @av: destination
+ * @sport: UDP source port (per-QP flow entropy)
+ * @skb: from sroce_tx_alloc(), its data filled in; always consumed
+ *
+ * The DSCP and ECN bits come from congestion control (sroce_cc.c).
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
+		  u16 sport, struct sk_buff *skb)
+{
+	return sroce_tx_send_tc(sdev, av, sport, skb,
+				sroce_cc_tclass(sdev, av->traffic_class));
 }
 
 /**

@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "sroce/sroce_wire.h"
+#include "sroce_cc.h"
 #include "sroce_av.h"
 #include "sroce_compat.h"
 #include "sroce_cq.h"
@@ -186,6 +187,11 @@ static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+static int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	return sroce_cc_fill_res_qp(msg, to_sroce_qp(ibqp));
+}
+
 const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_hw_port_stats	= sroce_alloc_hw_port_stats,
 	.alloc_mr		= sroce_alloc_mr,
@@ -226,6 +232,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.query_device		= sroce_query_device,
 	.query_pkey		= sroce_query_pkey,
 	.query_qp		= sroce_query_qp,
+	.fill_res_qp_entry	= sroce_fill_res_qp_entry,
 	.query_srq		= sroce_query_srq,
 	.query_port		= sroce_query_port,
 	.reg_user_mr		= sroce_reg_user_mr,
