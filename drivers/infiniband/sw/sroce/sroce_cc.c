@@ -381,6 +381,7 @@ int sroce_cc_fill_res_qp(struct sk_buff *msg, struct sroce_qp *qp)
 {
 	struct sroce_cc_qp *c = &qp->cc;
 	unsigned long flags;
+	struct nlattr *table;
 	u32 rc, rt, alpha;
 	bool limited;
 
@@ -392,11 +393,17 @@ int sroce_cc_fill_res_qp(struct sk_buff *msg, struct sroce_qp *qp)
 	rt = c->st.rt;
 	alpha = sroce_dcqcn_alpha_1024(&c->st);
 	spin_unlock_irqrestore(&c->lock, flags);
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "cc_limited", limited) ||
 	    rdma_nl_put_driver_u32(msg, "cc_rate_mbps", limited ? rc : 0) ||
 	    rdma_nl_put_driver_u32(msg, "cc_target_mbps", limited ? rt : 0) ||
-	    rdma_nl_put_driver_u32(msg, "cc_alpha", alpha))
+	    rdma_nl_put_driver_u32(msg, "cc_alpha", alpha)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Check a RoCEv2 capture (tcpdump -w, Ethernet, IPv4) for t_cc.sh:
+
+  cc_pcap.py PCAP --qpns N,N,...
+
+Data packets (any opcode but CNP) must be ECN-capable: ECT(0) as sent,
+or CE where the bottleneck marked them.  CNPs (BTH
+opcode 0x81, IBTA Annex A17.9.2) must be BTH + 16 reserved zero bytes +
+ICRC, with a DestQP from --qpns, ECN not-ECT, and a valid ICRC.  The ICRC
+is computed here, independently of sroce: CRC-32 over 8 bytes of 0xff, the
+IPv4 header with TOS/TTL/checksum set to 0xff, the UDP header with its
+checksum set to 0xffff, the BTH with byte 4 set to 0xff, and the rest.
+Prints one summary line; exits 1 if any packet breaks a rule."""
+import argparse
+import struct
+import sys
+import zlib
+
+p = argparse.ArgumentParser()
+p.add_argument('pcap')
+p.add_argument('--qpns', required=True)
+a = p.parse_args()
+qpns = {int(x, 0) for x in a.qpns.split(',') if x}
+
+data = ect0 = ce = cnps = good_cnps = 0
+bad = []
+with open(a.pcap, 'rb') as f:
+    hdr = f.read(24)
+    magic = struct.unpack('<I', hdr[:4])[0]
+    endian = '<' if magic in (0xa1b2c3d4, 0xa1b23c4d) else '>'
+    while True:
+        rec = f.read(16)
+        if len(rec) < 16:
+            break
+        _, _, caplen, _ = struct.unpack(endian + 'IIII', rec)
+        frame = f.read(caplen)
+        if len(frame) < 14 or frame[12:14] != b'\x08\x00':
+            continue
+        ip = frame[14:]
+        ihl = (ip[0] & 0xf) * 4
+        tot = struct.unpack('!H', ip[2:4])[0]
+        # Data packets may be cut short by the snap length: their IP
+        # header and BTH opcode are all that is checked.
+        if ip[9] != 17 or len(ip) < ihl + 9:
+            continue
+        udp = ip[ihl:ihl + 8]
+        if struct.unpack('!H', udp[2:4])[0] != 4791:
+            continue
+        ib = ip[ihl + 8:tot]
+        opcode = ib[0]
+        ecn = ip[1] & 3
+        if opcode != 0x81:
+            data += 1
+            ect0 += ecn == 2
+            ce += ecn == 3
+            continue
+        if len(ip) < tot:
+            bad.append('CNP cut short in the capture')
+            continue
+        cnps += 1
+        dqpn = int.from_bytes(ib[5:8], 'big')
+        masked = bytearray(ip[:ihl])
+        masked[1] = 0xff
+        masked[8] = 0xff
+        masked[10:12] = b'\xff\xff'
+        mudp = bytearray(udp)
+        mudp[6:8] = b'\xff\xff'
+        mib = bytearray(ib[:-4])
+        mib[4] = 0xff
+        icrc = zlib.crc32(b'\xff' * 8 + bytes(masked) + bytes(mudp) +
+                          bytes(mib))
+        why = []
+        if len(ib) != 12 + 16 + 4:
+            why.append('length %d' % len(ib))
+        elif any(ib[12:28]):
+            why.append('reserved bytes not zero')
+        if dqpn not in qpns:
+            why.append('DestQP %#x not a sender QP' % dqpn)
+        if ecn != 0:
+            why.append('ECN %d' % ecn)
+        if struct.unpack('<I', ib[-4:])[0] != icrc:
+            why.append('bad ICRC')
+        if why:
+            bad.append('CNP: ' + ', '.join(why))
+        else:
+            good_cnps += 1
+
+print('data packets %d (ECT(0) %d, CE %d), CNPs %d (well-formed %d)' %
+      (data, ect0, ce, cnps, good_cnps))
+for b in bad[:5]:
+    print('  ' + b)
+ok = data > 0 and ect0 + ce == data and cnps > 0 and good_cnps == cnps
+sys.exit(0 if ok else 1)
