@@ -24,8 +24,15 @@ struct sroce_net;
 
 struct sroce_dev {
 	struct ib_device ibdev;
-	/* Bound netdev; ib_core holds the reference (ib_device_set_netdev). */
+	/*
+	 * Bound netdev, held by us (not ib_device_set_netdev(): ib_core's
+	 * netdev hash is keyed by driver id, which rdma_rxe shares, and
+	 * rdma_rxe's netdev notifier would take our device for its own).
+	 */
 	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	/* NETDEV_UNREGISTER seen: get_netdev stops handing the netdev out. */
+	bool ndev_gone;
 	/* Per-netns context owning the UDP sockets; we hold one user count. */
 	struct sroce_net *snet;
 	/* Entry in snet->devs, walked under RCU by the receive path. */

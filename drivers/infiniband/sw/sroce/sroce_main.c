@@ -133,6 +133,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
 	sroce_cc_dev_fini(sdev);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	/* ib_core destroyed every MR, AH, QP and SRQ before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
@@ -144,12 +145,30 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->srq_ida);
 }
 
+/*
+ * ib_core asks for the port's netdev here (RoCE GIDs, rdma link show).
+ * Return: @sdev->ndev with a reference for the caller, or NULL once it is
+ * being unregistered.
+ */
+static struct net_device *sroce_get_netdev(struct ib_device *ibdev,
+					   u32 port_num)
+{
+	struct sroce_dev *sdev = to_sroce_dev(ibdev);
+	struct net_device *ndev = sdev->ndev;
+
+	if (!ndev || READ_ONCE(sdev->ndev_gone))
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
+}
+
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner		= THIS_MODULE,
 	/* rdma-core's rxe provider binds to this id and drives us unchanged. */
 	.driver_id	= RDMA_DRIVER_RXE,
 	.uverbs_abi_ver	= SROCE_UVERBS_ABI_VERSION,
 	.dealloc_driver	= sroce_dealloc_driver,
+	.get_netdev	= sroce_get_netdev,
 	.device_group	= &sroce_attr_group,
 	.port_groups	= sroce_cc_port_groups,
 };
@@ -157,17 +176,18 @@ static const struct ib_device_ops sroce_dev_ops = {
 /* Lookup helper: our device bound to @ndev, with a reference, or NULL. */
 static struct sroce_dev *sroce_get_dev_by_netdev(struct net_device *ndev)
 {
-	struct ib_device *ibdev;
+	struct sroce_dev *sdev = NULL;
+	struct sroce_dev_entry *e;
 
-	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
-	if (!ibdev)
-		return NULL;
-	/* rdma_rxe shares our driver id; tell its devices apart by owner. */
-	if (ibdev->ops.owner != THIS_MODULE) {
-		ib_device_put(ibdev);
-		return NULL;
+	mutex_lock(&sroce_list_mutex);
+	list_for_each_entry(e, &sroce_dev_list, node) {
+		if (e->sdev->ndev == ndev && ib_device_try_get(&e->sdev->ibdev)) {
+			sdev = e->sdev;
+			break;
+		}
 	}
-	return to_sroce_dev(ibdev);
+	mutex_unlock(&sroce_list_mutex);
+	return sdev;
 }
 
 static int sroce_check_netdev(const char *name, struct net_device *ndev)
@@ -193,6 +213,11 @@ static int sroce_check_netdev(const char *name, struct net_device *ndev)
 		return -EEXIST;
 	}
 	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (!other) {
+		struct sroce_dev *sdev = sroce_get_dev_by_netdev(ndev);
+
+		other = sdev ? &sdev->ibdev : NULL;
+	}
 	if (other) {
 		pr_err_ratelimited("%s: %s is already bound to %s\n", name,
 				   netdev_name(ndev), dev_name(&other->dev));
@@ -218,6 +243,7 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	}
 	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	INIT_LIST_HEAD(&sdev->net_node);
 	spin_lock_init(&sdev->state_lock);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
@@ -258,10 +284,6 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev->ibdev.dev.parent = ndev->dev.parent;
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sroce_verbs_init_attrs(sdev);
-
-	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
-	if (err)
-		goto err_dealloc;
 
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err) {
@@ -327,6 +349,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		WRITE_ONCE(sdev->ndev_gone, true);
 		/* Deferred: unregistration must not run under RTNL. */
 		ib_unregister_device_queued(&sdev->ibdev);
 		break;
