@@ -29,8 +29,8 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 RATE=${SROCE_CC_RATE:-16}	# Mbit/s
-SECS=${SROCE_CC_SECS:-24}	# per run
-WIN=${SROCE_CC_WIN:-12}		# measuring window inside the run
+SECS=${SROCE_CC_SECS:-30}	# per run
+WIN=${SROCE_CC_WIN:-16}		# measuring window inside the run
 CAP=/tmp/cc.pcap
 PORT=18900
 
@@ -86,17 +86,17 @@ setup() {
 }
 
 # bottleneck: the switch's port toward r at RATE, RED marking ECN-capable
-# packets from 40 KB of queue (20 ms at 16 Mbit/s, about what a rate cut
-# takes to reach the queue in the guest, so the link does not run dry
-# while the senders slow down); "nodrop"
-# queues the packets that cannot be marked (TCP's pure ACKs) instead of
-# dropping them early, so every drop is an overflow of the queue limit.
+# packets from 12 KB of queue (a few packets: the deeper the queue, the
+# later the marks reach r and the CNPs the senders, and the more the
+# senders overshoot meanwhile).  "nodrop" queues the packets that cannot
+# be marked (TCP's pure ACKs) instead of dropping them early, so every
+# drop is an overflow of the queue limit.
 bottleneck() {
 	ip netns exec sw tc qdisc del dev w3 root 2>/dev/null
 	ip netns exec sw tc qdisc add dev w3 root handle 1: tbf \
 		rate "${RATE}mbit" burst 16kb latency 400ms &&
 	ip netns exec sw tc qdisc add dev w3 parent 1:1 handle 10: red \
-		limit 400000 min 40000 max 120000 avpkt 4200 burst 16 \
+		limit 400000 min 12000 max 36000 avpkt 4200 burst 5 \
 		probability 0.2 bandwidth "${RATE}mbit" ecn nodrop
 }
 
@@ -140,7 +140,7 @@ scaled_knobs() {
 	set_knob rp_hai_rate 2 &&
 	set_knob rp_time_reset 60000 &&
 	set_knob rp_byte_reset 262144 &&
-	set_knob rp_dce_tcp_rtt 2000 &&
+	set_knob rp_dce_tcp_rtt 30000 &&
 	set_knob np_min_time_between_cnps 10000
 }
 

@@ -60,6 +60,15 @@ static void sroce_dcqcn_advance(struct sroce_cc_qp *c,
 	u64 tr = (u64)cfg->p.time_reset * NSEC_PER_USEC;
 	int n = 0;
 
+	/*
+	 * A QP that had nothing to send learned nothing about the path: the
+	 * rate-increase timer does not count its idle time (as TCP does not
+	 * grow an application-limited window, RFC 7661), or it would come
+	 * back from a pause at a rate no CNP ever checked.  Alpha still
+	 * decays.
+	 */
+	if (c->st.limited && c->last_tx_ns + tr < now && c->next_rate_ns < now)
+		c->next_rate_ns = now + tr;
 	while (c->st.limited && min(c->next_alpha_ns, c->next_rate_ns) <= now) {
 		if (++n > SROCE_CC_MAX_STEPS) {
 			sroce_dcqcn_init(&c->st, &cfg->p);
@@ -93,6 +102,7 @@ static void sroce_dcqcn_sent(struct sroce_cc_qp *c,
 			     const struct sroce_cc_cfg *cfg, u32 bytes,
 			     u64 now)
 {
+	c->last_tx_ns = now;
 	if (!c->st.limited)
 		return;
 	sroce_dcqcn_tx_bytes(&c->st, &cfg->p, bytes);
@@ -221,6 +231,7 @@ static void sroce_cc_sync(struct sroce_dev *sdev, struct sroce_cc_qp *c,
 		return;
 	c->gen = gen;
 	c->next_tx_ns = 0;
+	c->last_tx_ns = now;
 	cfg->ops->qp_init(c, cfg, now);
 }
 

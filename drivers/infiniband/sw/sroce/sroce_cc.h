@@ -24,8 +24,9 @@ struct sroce_cc_qp {
 	/* Due times of the algorithm's timers, run lazily (see sroce_cc.c). */
 	u64 next_alpha_ns;
 	u64 next_rate_ns;
-	/* Earliest time of the next paced packet. */
+	/* Earliest time of the next paced packet; time of the last one. */
 	u64 next_tx_ns;
+	u64 last_tx_ns;
 	/* Notification point: time of the last CNP sent for this QP. */
 	u64 np_last_cnp;
 	/* Wakes a paced requester (hard irq: only kicks the work item). */
