@@ -215,7 +215,7 @@ slab_owners() {
 	for c in $(awk '{ print $1 }' <<<"$1"); do
 		t=/sys/kernel/debug/slab/$c/alloc_traces
 		[ -r "$t" ] || continue
-		awk -v c="$c" '/^ *[0-9]+ / { n++; s = 0; if (n <= 3) print "# " c ": " $1, $2; next }
+		awk -v c="$c" '/^ *[0-9]+ / { n++; s = 0; if (n <= 3) print "# " c ": " $0; next }
 			       n <= 3 && s < 5 && NF { s++; print "#     " $1 }' "$t"
 	done
 }

@@ -50,9 +50,14 @@ for s in "$@"; do
 	mkdir -p "$RESULTS/$s"
 	kmsg "begin $s"
 	t0=${EPOCHREALTIME%.*}
+	# timeout(1) leads the suite's process group: whatever the suite
+	# left running in the background goes with it afterwards.
 	RESULTS=$RESULTS/$s timeout -k 10 "$TMO" "$HERE/$s.sh" </dev/null \
-		>"$RESULTS/$s/output.log" 2>&1
+		>"$RESULTS/$s/output.log" 2>&1 &
+	pid=$!
+	wait "$pid"
 	rc=$?
+	kill -KILL -- "-$pid" 2>/dev/null
 	echo $((${EPOCHREALTIME%.*} - t0)) >"$RESULTS/$s/secs"
 	echo "$rc" >"$RESULTS/$s/rc"
 	kmsg "end $s rc $rc"
