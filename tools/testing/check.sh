@@ -107,6 +107,28 @@ vm_tally() {
 	tally "$1" "$2" "$3"
 }
 
+# vm_boot DIR KVER NAME MEM TIMEOUT SCRIPT [ARGS...]: one guest boot
+# running SCRIPT, results in DIR; sets rc to vm-run.sh's status.  A guest
+# that died before the test script started (no output.log) never loaded
+# sroce: under TCG the distro kernel very rarely oopses in early boot (seen
+# once: int3 in sched_clock_cpu during text patching).  Boot once more,
+# and keep the first console.
+vm_boot() {
+	local dir=$1 k=$2 name=$3 mem=$4 tmo=$5 try
+	shift 5
+	for try in 1 2; do
+		tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" --mem "$mem" \
+			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
+			--timeout "$tmo" --name "$name" --nic-dangling \
+			-- "$@" >"$dir/host.log" 2>&1
+		rc=$?
+		[ "$rc" -ne 0 ] && [ ! -e "$dir/output.log" ] && [ "$try" = 1 ] || break
+		mv "$dir/console.log" "$dir/console-boot-failure.log" 2>/dev/null
+		mv "$dir/host.log" "$dir/host-boot-failure.log"
+	done
+}
+
 # vm_suite KVER TEST: one guest boot running tools/testing/guest/TEST.sh.
 vm_suite() {
 	local k=$1 t=$2 dir="$results/$1/$2" rc mem=2048 tmo=$SROCE_VM_TIMEOUT
@@ -114,23 +136,7 @@ vm_suite() {
 	suite_start=$(date +%s)
 	# The pyverbs suite runs twice (rdma_rxe, sroce) with huge pages.
 	[ "$t" = t_pyverbs ] && { mem=3072; tmo=$((tmo > 1500 ? tmo : 1500)); }
-	local try
-	for try in 1 2; do
-		tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" --mem "$mem" \
-			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
-			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
-			--timeout "$tmo" --name "$t" --nic-dangling \
-			-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
-		rc=$?
-		# A guest that died before the test script started (no
-		# output.log) never loaded sroce: under TCG the distro kernel
-		# very rarely oopses in early boot (seen once: int3 in
-		# sched_clock_cpu during text patching).  Boot once more, and
-		# keep the first console.
-		[ "$rc" -ne 0 ] && [ ! -e "$dir/output.log" ] && [ "$try" = 1 ] || break
-		mv "$dir/console.log" "$dir/console-boot-failure.log" 2>/dev/null
-		mv "$dir/host.log" "$dir/host-boot-failure.log"
-	done
+	vm_boot "$dir" "$k" "$t" "$mem" "$tmo" "$tree/tools/testing/guest/$t.sh"
 	cat "$dir/output.log" "$dir/host.log" >"$dir/suite.log" 2>/dev/null
 	[ -e "$dir/host-boot-failure.log" ] &&
 		echo "# the first boot died before the test started (see console-boot-failure.log); booted again" >>"$dir/suite.log"
@@ -142,26 +148,13 @@ vm_suite() {
 # boot of its own: its output, its exit status, and the kernel messages
 # logged while it ran checked against the bad patterns.
 vm_batch() {
-	local k=$1 dir="$results/$1/batch-$2" rc t try n=$(($# - 1)) sdir
+	local k=$1 dir="$results/$1/batch-$2" rc t n=$(($# - 1)) sdir
 	shift
 	mkdir -p "$dir"
 	local bstart
 	bstart=$(date +%s)
-	for try in 1 2; do
-		tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" \
-			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
-			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
-			--timeout $((SROCE_VM_TIMEOUT * n + 60)) --name "batch" \
-			--nic-dangling \
-			-- "$tree/tools/testing/guest/run_batch.sh" \
-			-t "$SROCE_VM_TIMEOUT" "$@" >"$dir/host.log" 2>&1
-		rc=$?
-		# As in vm_suite: a guest that died in early boot gets one
-		# more boot.
-		[ "$rc" -ne 0 ] && [ ! -e "$dir/output.log" ] && [ "$try" = 1 ] || break
-		mv "$dir/console.log" "$dir/console-boot-failure.log" 2>/dev/null
-		mv "$dir/host.log" "$dir/host-boot-failure.log"
-	done
+	vm_boot "$dir" "$k" batch 2048 $((SROCE_VM_TIMEOUT * n + 60)) \
+		"$tree/tools/testing/guest/run_batch.sh" -t "$SROCE_VM_TIMEOUT" "$@"
 	for t in "$@"; do
 		sdir=$results/$k/$t
 		mkdir -p "$sdir"
