@@ -15,6 +15,10 @@
 #   make sim         DCQCN simulator over the portable core; writes CSV,
 #                    summaries and plots to results/sim/, fails if the
 #                    flows do not converge to a fair share
+#   make bench       sroce vs rdma_rxe vs TCP in one guest per kernel: a
+#                    table, JSON and a PNG plot in results/bench-<time>/
+#                    (BENCH_MODE=smoke for a short run); measures, judges
+#                    nothing
 #   make checkpatch  checkpatch.pl --strict over the sources
 #
 # W=1 and C=1 are passed to kbuild as usual.
@@ -30,7 +34,7 @@ SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
 .PHONY: all modules install deps demo check soak check-debug debug-kernel unit fuzz \
-	sim checkpatch clean FORCE
+	sim bench bench-plot checkpatch clean FORCE
 
 all: modules
 
@@ -100,6 +104,14 @@ fuzz:
 SIM_OUT ?= $(CURDIR)/results/sim
 sim:
 	$(MAKE) --no-print-directory -C tools/sroce-sim run BIN=$(BUILD)/sim/sroce-sim OUT=$(SIM_OUT)
+
+bench-plot:
+	$(MAKE) --no-print-directory -C tools/sroce-bench BIN=$(BUILD)/bench/bench_plot
+
+bench:
+	tools/deps.sh --if-missing
+	$(MAKE) modules bench-plot
+	tools/bench.sh
 
 checkpatch:
 	tools/checkpatch.sh

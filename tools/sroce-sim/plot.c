@@ -134,7 +134,7 @@ static void dot(struct canvas *c, int x, int y, int col)
 		c->px[(size_t)y * c->w + x] = (unsigned char)col;
 }
 
-static void rect(struct canvas *c, int x, int y, int w, int h, int col)
+void canvas_rect(struct canvas *c, int x, int y, int w, int h, int col)
 {
 	int i, j;
 
@@ -187,7 +187,7 @@ void canvas_text(struct canvas *c, int x, int y, int scale, int col,
 		for (r = 0; r < 7; r++)
 			for (k = 0; k < 5; k++)
 				if (font[g].row[r][k] == '#')
-					rect(c, x + k * scale,
+					canvas_rect(c, x + k * scale,
 					     y + dy + r * scale, scale, scale,
 					     col);
 	}
@@ -224,6 +224,8 @@ void panel_draw(struct canvas *c, const struct panel *p, const double *xs,
 	for (v = 0; v <= p->xmax * 1.0000001; v += xstep) {
 		px = p->x + (int)lround(v / p->xmax * (p->w - 1));
 		line(c, px, p->y, px, p->y + p->h - 1, COL_GRID);
+		if (p->no_xticks)
+			continue;
 		fmt_tick(buf, sizeof(buf), v);
 		canvas_text(c, px - canvas_text_width(2, buf) / 2,
 			    p->y + p->h + 8, 2, COL_BLACK, buf);
@@ -241,6 +243,10 @@ void panel_draw(struct canvas *c, const struct panel *p, const double *xs,
 		for (k = 0; k < n; k++) {
 			double y = ys[(size_t)i * stride + k];
 
+			if (isnan(y)) {
+				lx = -1;
+				continue;
+			}
 			if (y < 0)
 				y = 0;
 			if (y > p->ymax)
@@ -248,9 +254,12 @@ void panel_draw(struct canvas *c, const struct panel *p, const double *xs,
 			px = p->x + (int)lround(xs[k] / p->xmax * (p->w - 1));
 			py = p->y + p->h - 1 -
 			     (int)lround(y / p->ymax * (p->h - 1));
-			if (k)
+			if (k && lx >= 0)
 				line(c, lx, ly, px, py,
 				     COL_SERIES + i % PLOT_NSERIES);
+			if (p->markers)
+				canvas_rect(c, px - 3, py - 3, 7, 7,
+					    COL_SERIES + i % PLOT_NSERIES);
 			lx = px;
 			ly = py;
 		}

@@ -27,16 +27,20 @@ void canvas_free(struct canvas *c);
 void canvas_text(struct canvas *c, int x, int y, int scale, int col,
 		 const char *s);
 int canvas_text_width(int scale, const char *s);
+/* A filled rectangle, clipped to the canvas. */
+void canvas_rect(struct canvas *c, int x, int y, int w, int h, int col);
 
 /*
  * One panel: axes with ticks and labels in the rectangle (x, y, w, h),
  * then @nser series of @n points each; series i's y values are
- * ys[i * stride + k] at xs[k].
+ * ys[i * stride + k] at xs[k]; a NaN y is a missing point (a gap).
  */
 struct panel {
 	int x, y, w, h;
 	double xmax, ymax;	/* axes start at 0 */
 	const char *xlabel, *ylabel, *title;
+	int no_xticks;		/* grid lines only on x (bar charts) */
+	int markers;		/* a square at each point */
 };
 
 void panel_draw(struct canvas *c, const struct panel *p, const double *xs,

@@ -26,7 +26,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
-SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_qp t_ud t_rc t_rcerr t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_perf t_pyverbs p_wire p_interop}
+SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_qp t_ud t_rc t_rcerr t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_perf t_bench t_pyverbs p_wire p_interop}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
@@ -207,6 +207,21 @@ vm_pair_suite() {
 	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
+# bench_report KVER: the bench smoke's samples (t_bench) as `make bench`
+# shows them: table, JSON and plot in results/KVER/t_bench/.  Reporting
+# only: t_bench's own checks are the test.
+bench_report() {
+	local tsv
+	tsv=$(ls "$results/$1"/batch-*/t_bench/bench-a.tsv "$results/$1"/t_bench/bench-a.tsv 2>/dev/null | head -n1)
+	[ -n "$tsv" ] || return 0
+	mkdir -p "$results/$1/t_bench"
+	make -s bench-plot >/dev/null 2>&1
+	python3 tools/sroce-bench/report.py --kver "$1" --out "$results/$1/t_bench" \
+		--plot "$tree/build/bench/bench_plot" "table A smoke=$tsv" \
+		>"$results/$1/t_bench/report.txt" 2>&1 &&
+		echo "    bench smoke report: $results/$1/t_bench/report.txt"
+}
+
 KVERS=$(echo $KVERS)
 echo "sroce check: kernels: $KVERS; results in $results"
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
@@ -242,6 +257,7 @@ for k in $KVERS; do
 		esac
 	done
 	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
+	bench_report "$k"
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"

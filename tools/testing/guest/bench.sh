@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# `make bench`, guest side, table A: sroce and the kernel's rdma_rxe side by
+# side in one boot, each as one device with client and server on it (both
+# drivers loop packets to their own address back), netdev MTU 9000 / RoCE
+# MTU 4096, plus iperf3 TCP over the same path.  rdma_rxe lives in the
+# initial namespace (its socket is there), sroce in namespace "sb".
+#
+#   bench.sh [full|smoke]
+#
+# Writes raw samples to $RESULTS/bench-a.tsv, one per line:
+#   driver  metric  param  run  value
+# (tools/sroce-bench/report.py turns them into the table, JSON and plot).  The
+# drivers' runs alternate, so a drift of the emulator affects both alike.
+# A perftest run whose TSC calibration failed (0, inf or nan) leaves no
+# sample; the report shows how many samples each median has.  Exit status
+# is non-zero only when the setup fails: this measures, it does not judge.
+set -u
+. "$(dirname "$0")/lib.sh" >/dev/null
+. "$(dirname "$0")/lib_rdma.sh"
+
+MODE_B=${1:-full}
+OUT=${RESULTS:-/tmp}/bench-a.tsv
+: >"$OUT"
+if [ "$MODE_B" = smoke ]; then
+	RUNS=1 DUR=1 LAT_N=100 CPU_N=100 QPS_LIST="1 8 64 256" MEMQ=16
+else
+	RUNS=3 DUR=3 LAT_N=2000 CPU_N=2000 QPS_LIST="1 8 64 256" MEMQ=256
+fi
+PORT=18600
+
+say() { echo "bench: $*"; }
+
+setup() {
+	sroce_deps || return 1
+	{ sroce_loaded || sroce_load; } || return 1
+	modprobe rdma_rxe || return 1
+	modprobe rdma_ucm
+	ip link add rv0 mtu 9000 type veth peer name rv1 mtu 9000 || return 1
+	ip link set rv0 up && ip link set rv1 up
+	ip addr add 198.18.0.1/24 dev rv0
+	rdma link add rxe0 type rxe netdev rv0 || return 1
+	ip netns add sb || return 1
+	ip -n sb link add sv0 mtu 9000 type veth peer name sv1 mtu 9000 || return 1
+	ip -n sb link set lo up
+	ip -n sb link set sv0 up && ip -n sb link set sv1 up
+	ip -n sb addr add 198.18.1.1/24 dev sv0
+	ip netns exec sb rdma link add sroce0 type sroce netdev sv0 || return 1
+	wait_until 20 port_active rxe0 && wait_until 20 port_active sroce0 || return 1
+	wait_until 20 gid_index rxe0 "$(gid_v4 198.18.0.1)" >/dev/null &&
+		wait_until 20 gid_index sroce0 "$(gid_v4 198.18.1.1)" >/dev/null ||
+		return 1
+	G_rxe=$(gid_index rxe0 "$(gid_v4 198.18.0.1)")
+	G_sroce=$(gid_index sroce0 "$(gid_v4 198.18.1.1)")
+	for d in rxe0 sroce0; do
+		[ "$(active_mtu $d)" = 4096 ] || wait_until 20 eval \
+			"[ \"\$(active_mtu $d)\" = 4096 ]" || return 1
+	done
+}
+
+# drv_env DRIVER: NS DEV GID IP of that driver's device.
+drv_env() {
+	case "$1" in
+	rxe) NS='' DEV=rxe0 GID=$G_rxe IP=198.18.0.1 ;;
+	sroce) NS=sb DEV=sroce0 GID=$G_sroce IP=198.18.1.1 ;;
+	esac
+}
+
+# pt DRIVER TOOL ARGS...: one perftest run on DRIVER's device, server and
+# client on it; the client's table lands in /tmp/pt.cli.  Status of both.
+pt() {
+	local drv=$1 tool=$2 rc
+	shift 2
+	drv_env "$drv"
+	PORT=$((PORT + 1))
+	in_ns "$NS" timeout 300 "$tool" -d "$DEV" -x "$GID" -F -p "$PORT" "$@" \
+		>/tmp/pt.srv 2>&1 &
+	local spid=$!
+	wait_until 30 tcp_listening "$NS" "$PORT" || { kill $spid; wait; return 1; }
+	in_ns "$NS" timeout 300 "$tool" -d "$DEV" -x "$GID" -F -p "$PORT" "$@" \
+		"$IP" >/tmp/pt.cli 2>&1
+	rc=$?
+	wait $spid || rc=1
+	[ $rc -eq 0 ] || say "$drv $tool $*: failed ($(tail -n2 /tmp/pt.cli | tr '\n' ' '))"
+	return $rc
+}
+
+# row SIZE: the client's result line for SIZE (TSC warnings cut out).
+row() {
+	sed -E 's/Correlation coefficient r\^2: [^<]*< 0\.9//' /tmp/pt.cli |
+		awk -v s="$1" '$1 == s && NF >= 5 { print; exit }'
+}
+
+# sample DRIVER METRIC PARAM RUN VALUE: record one completed run.  The
+# value may be 0, inf, nan or empty (perftest's TSC calibration failed, or
+# nothing completed within a short duration): the report leaves those out
+# of the medians, the smoke test counts them as produced.
+sample() {
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-nan}" >>"$OUT"
+}
+
+busy_jiffies() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+kmem_kb() {
+	awk '$1 == "Slab:" || $1 == "VmallocUsed:" { s += $2 } END { print s }' \
+		/proc/meminfo
+}
+
+bw() {	# RUN: write/send/read bandwidth at 4 KiB, 64 KiB, 1 MiB
+	local r=$1 op s d v
+	for op in write send read; do
+		for s in 4096 65536 1048576; do
+			for d in rxe sroce; do
+				pt "$d" "ib_${op}_bw" -s "$s" -D "$DUR" --report_gbits || continue
+				v=$(row "$s" | awk '{ print $4 }')
+				sample "$d" "${op}_bw_gbps" "$s" "$r" "$v"
+			done
+		done
+	done
+}
+
+msgrate() {	# RUN: 64 B writes, 1 and 8 QPs, Mpps
+	local r=$1 q d v
+	for q in 1 8; do
+		for d in rxe sroce; do
+			pt "$d" ib_write_bw -s 64 -q "$q" -D "$DUR" || continue
+			v=$(row 64 | awk '{ print $5 }')
+			sample "$d" msgrate_64b_mpps "$q" "$r" "$v"
+		done
+	done
+}
+
+lat() {		# RUN: 8 B latency, typical and 99th percentile, us
+	local r=$1 op d l
+	for op in write send read; do
+		for d in rxe sroce; do
+			pt "$d" "ib_${op}_lat" -s 8 -n "$LAT_N" || continue
+			l=$(row 8)
+			sample "$d" "${op}_lat_us" typ "$r" "$(echo "$l" | awk '{ print $5 }')"
+			sample "$d" "${op}_lat_us" p99 "$r" "$(echo "$l" | awk '{ print $8 }')"
+		done
+	done
+}
+
+cpu() {		# RUN: guest CPU seconds (both sides) per GiB written, 64 KiB
+	local r=$1 d j0 j1
+	for d in rxe sroce; do
+		j0=$(busy_jiffies)
+		pt "$d" ib_write_bw -s 65536 -n "$CPU_N" --report_gbits || continue
+		j1=$(busy_jiffies)
+		sample "$d" cpu_s_per_gib 65536 "$r" "$(awk -v j=$((j1 - j0)) \
+			-v n="$CPU_N" 'BEGIN { printf "%.3f", j / 100 / (n * 65536 / 2^30) }')"
+	done
+}
+
+scale() {	# RUN: aggregate 64 KiB write bandwidth over 1..256 QPs
+	local r=$1 q d v
+	for q in $QPS_LIST; do
+		for d in rxe sroce; do
+			pt "$d" ib_write_bw -s 65536 -q "$q" -D "$DUR" --report_gbits \
+				-t 64 || continue
+			v=$(row 65536 | awk '{ print $4 }')
+			sample "$d" agg_bw_gbps "$q" "$r" "$v"
+		done
+	done
+}
+
+# Kernel memory per QP: Slab + vmalloc growth while a pyverbs process holds
+# MEMQ RC QPs (perftest's queue sizes, moved to INIT), divided by MEMQ.
+qpmem() {
+	local r=$1 d
+	for d in rxe sroce; do
+		drv_env "$d"
+		in_ns "$NS" python3 - "$DEV" "$MEMQ" >/tmp/qpmem.log 2>&1 <<'EOF' || { say "$d qpmem: $(tail -n1 /tmp/qpmem.log)"; continue; }
+import sys, time
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+import pyverbs.enums as e
+
+def kmem():
+    s = 0
+    for line in open('/proc/meminfo'):
+        k, v = line.split(':')
+        if k in ('Slab', 'VmallocUsed'):
+            s += int(v.split()[0])
+    return s
+
+dev, n = sys.argv[1], int(sys.argv[2])
+ctx = Context(name=dev)
+pd = PD(ctx)
+cq = CQ(ctx, 4096)
+time.sleep(1)
+before = kmem()
+qps = []
+for i in range(n):
+    cap = QPCap(max_send_wr=128, max_recv_wr=512, max_send_sge=1,
+                max_recv_sge=1, max_inline_data=0)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+    qp.to_init(QPAttr())
+    qps.append(qp)
+time.sleep(1)
+after = kmem()
+print("%.2f" % ((after - before) / n))
+EOF
+		sample "$d" kmem_kib_per_qp "$MEMQ" "$r" "$(tail -n1 /tmp/qpmem.log)"
+	done
+}
+
+tcp() {		# RUN: iperf3 single stream over each driver's path
+	local r=$1 d v
+	for d in rxe sroce; do
+		drv_env "$d"
+		in_ns "$NS" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+		wait_until 20 tcp_listening "$NS" 5201
+		v=$(in_ns "$NS" iperf3 -c "$IP" -p 5201 -t "$DUR" -J 2>/dev/null |
+			jq -r '.end.sum_received.bits_per_second / 1e9')
+		wait
+		sample "$d" tcp_gbps 1 "$r" "$v"
+	done
+}
+
+setup || { say "setup failed"; exit 1; }
+say "mode $MODE_B, $RUNS run(s), $DUR s each; rxe0 gid $G_rxe, sroce0 (ns sb) gid $G_sroce"
+for r in $(seq 1 "$RUNS"); do
+	for m in bw msgrate lat cpu scale tcp qpmem; do
+		say "run $r: $m"
+		"$m" "$r"
+	done
+done
+say "$(wc -l <"$OUT") samples in $OUT"
