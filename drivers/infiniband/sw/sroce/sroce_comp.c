@@ -545,6 +545,12 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_comp_progress(qp, old_acked);
 	sroce_comp_advance(qp);
 	sroce_comp_fixup(qp);
+	/*
+	 * A requester that ran dry has nothing an ACK could release: the
+	 * next doorbell runs it.  Kicking it anyway costs a work item (a
+	 * context switch) per ACK.
+	 */
+	kick = kick && sroce_req_has_work(qp);
 out:
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (err)

@@ -229,6 +229,19 @@ out:
 	return 0;
 }
 
+/**
+ * sroce_net_rx_local() - receive a packet sent to a local address
+ * @sk: the namespace's sroce socket of the packet's family
+ * @skb: the complete packet, network and transport headers set, its dev
+ *       the loopback device; consumed
+ *
+ * Context: bottom halves disabled.
+ */
+void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb)
+{
+	sroce_udp_encap_recv(sk, skb);
+}
+
 static int sroce_sock_open(struct sroce_net *snet, bool ipv6,
 			   struct socket **sockp)
 {

@@ -42,6 +42,7 @@ void sroce_net_publish(struct sroce_dev *sdev);
 void sroce_net_unpublish(struct sroce_dev *sdev);
 
 u32 sroce_crc32(u32 crc, const u8 *buf, size_t len);
+void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb);
 
 int sroce_net_init(void);
 void sroce_net_exit(void);

@@ -624,6 +624,27 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 }
 
 /**
+ * sroce_req_has_work() - could the requester of @qp send anything?
+ * @qp: queue pair, its sq.lock held
+ *
+ * False when every WQE posted so far has been sent (the ring holds nothing
+ * beyond what was fetched, and the requester is at the last fetched
+ * one): then only a new post can give it work.  A rewind moves the
+ * requester back, a WQE held by the window or a fence stays unsent: both
+ * make this true.
+ *
+ * Return: whether a kick may find something to do.
+ */
+bool sroce_req_has_work(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->sq.lock);
+	return req->cur != req->fetched ||
+	       sroce_queue_peer_index(&qp->sq.queue) != req->fetched;
+}
+
+/**
  * sroce_req_kick() - make the requester look at @qp again, deferred
  * @qp: queue pair
  *

@@ -82,6 +82,25 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
 	return 0;
 }
 
+/*
+ * A packet for an address of the sender's own namespace (the route says
+ * loopback: one device talking to itself, or to another sroce device of
+ * the namespace) is received right here, as a NIC loops such packets
+ * back internally: the IP output and input paths and the backlog
+ * softirq would add nothing but their cost.  The packet is complete,
+ * ICRC included, and goes through the same checks as one from the wire.
+ * Bottom halves off, as in the UDP receive path it stands in for; the
+ * receive side's replies (ACKs) nest at most one level.
+ */
+static int sroce_tx_local(struct sock *sk, struct sk_buff *skb)
+{
+	skb->pkt_type = PACKET_HOST;
+	local_bh_disable();
+	sroce_net_rx_local(sk, skb);
+	local_bh_enable();
+	return 0;
+}
+
 static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 		       struct sk_buff *skb, u8 tclass)
 {
@@ -120,12 +139,18 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	/* The ICRC covers the IP ID: it must be final first. */
 	__ip_select_ident(net, iph, 1);
 	ip_send_check(iph);
-	skb_dst_set(skb, &rt->dst);
+	skb->protocol = htons(ETH_P_IP);
 	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
+		ip_rt_put(rt);
 		kfree_skb(skb);
 		return -EINVAL;
 	}
-	skb->protocol = htons(ETH_P_IP);
+	if (rt->dst.dev->flags & IFF_LOOPBACK) {
+		skb->dev = rt->dst.dev;
+		ip_rt_put(rt);
+		return sroce_tx_local(sdev->snet->sock4->sk, skb);
+	}
+	skb_dst_set(skb, &rt->dst);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	/* net_xmit_eval() evaluates its argument twice: call first. */
 	err = ip_local_out(net, sdev->snet->sock4->sk, skb);
@@ -168,12 +193,18 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	ip6h->hop_limit = av->hop_limit ?: 64;
 	ip6h->saddr = fl6.saddr;
 	ip6h->daddr = fl6.daddr;
-	skb_dst_set(skb, dst);
+	skb->protocol = htons(ETH_P_IPV6);
 	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
+		dst_release(dst);
 		kfree_skb(skb);
 		return -EINVAL;
 	}
-	skb->protocol = htons(ETH_P_IPV6);
+	if (dst->dev->flags & IFF_LOOPBACK) {
+		skb->dev = dst->dev;
+		dst_release(dst);
+		return sroce_tx_local(sdev->snet->sock6->sk, skb);
+	}
+	skb_dst_set(skb, dst);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	err = ip6_local_out(net, sdev->snet->sock6->sk, skb);
 	return net_xmit_eval(err);
