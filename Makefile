@@ -19,6 +19,8 @@
 #                    table, JSON and a PNG plot in results/bench-<time>/
 #                    (BENCH_MODE=smoke for a short run); measures, judges
 #                    nothing
+#   make microbench  instructions per 4 KiB packet in the portable core
+#                    (headers, ICRC) under valgrind's callgrind
 #   make checkpatch  checkpatch.pl --strict over the sources
 #
 # W=1 and C=1 are passed to kbuild as usual.
@@ -34,7 +36,7 @@ SRC_TOP := Kbuild drivers include
 BUILD ?= $(CURDIR)/build
 
 .PHONY: all modules install deps demo check soak check-debug debug-kernel unit fuzz \
-	sim bench bench-plot checkpatch clean FORCE
+	sim bench bench-plot microbench checkpatch clean FORCE
 
 all: modules
 
@@ -107,6 +109,10 @@ sim:
 
 bench-plot:
 	$(MAKE) --no-print-directory -C tools/sroce-bench BIN=$(BUILD)/bench/bench_plot
+
+microbench:
+	$(MAKE) --no-print-directory -C tools/sroce-bench callgrind \
+		BIN=$(BUILD)/bench/bench_plot CORE_BIN=$(BUILD)/bench/core_bench
 
 bench:
 	tools/deps.sh --if-missing

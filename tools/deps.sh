@@ -12,7 +12,7 @@ set -eu
 PKGS="linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static
 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
 python3-pyverbs iproute2 kmod sparse iperf3 clang xz-utils
-libibverbs-dev librdmacm-dev tcpdump cpio gzip procps"
+libibverbs-dev librdmacm-dev tcpdump cpio gzip procps jq valgrind"
 
 have_all() {
 	local p

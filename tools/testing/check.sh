@@ -229,6 +229,7 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
 	suite checkpatch tools/checkpatch.sh
 	suite sim make -s sim
+	suite microbench make -s microbench
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
 suite tools make -C tools/sroce-verify
