@@ -30,6 +30,7 @@ enum {
 	SROCE_QP_REQ_RUNNING,	/* an instance of sroce_req_run() is active */
 	SROCE_QP_REQ_PENDING,	/* the requester has work to look at */
 	SROCE_QP_DYING,		/* no more timers or work (destroy/reset) */
+	SROCE_QP_READ_RUNNING,	/* READ responses are being sent */
 };
 
 /* Outstanding request PSNs a requester lets fly before waiting for ACKs. */

@@ -687,6 +687,8 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 }
 
+static void sroce_resp_read_rx(struct sroce_qp *qp);
+
 /* RC and UC requests. */
 static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 			    const struct sroce_pkt *pkt,
@@ -756,7 +758,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 	if (out.ack)
 		sroce_resp_send_ack(qp, &out);
 	if (out.read)
-		queue_work_on(qp->cpu, sroce_wq, &qp->resp_work);
+		sroce_resp_read_rx(qp);
 	if (out.error) {
 		if (out.event >= 0)
 			sroce_qp_event(qp, out.event);
@@ -839,13 +841,14 @@ drop:
 	return NULL;
 }
 
-/**
- * sroce_resp_read_work() - generate READ responses (process context)
- * @work: the QP's resp_work
+/*
+ * Send up to @budget READ response packets of @qp.  Return: 0 when none
+ * is left (a held ACK went out), 1 when the budget ran out first,
+ * -ENOBUFS when the IP layer refused one (it is sent again later).
+ * The caller owns SROCE_QP_READ_RUNNING: responses go out in order.
  */
-void sroce_resp_read_work(struct work_struct *work)
+static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
-	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
 	struct sroce_rdres *res = NULL;
@@ -853,7 +856,6 @@ void sroce_resp_read_work(struct work_struct *work)
 	unsigned long flags;
 	struct sroce_av av;
 	struct sroce_resp_out out = {};
-	int budget = 256;
 	u32 psn = 0, sent;
 	bool held;
 
@@ -879,7 +881,7 @@ void sroce_resp_read_work(struct work_struct *work)
 		if (!skb) {
 			if (held)
 				sroce_resp_send_ack(qp, &out);
-			return;
+			return 0;
 		}
 		if (sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb) !=
 		    -ENOBUFS)
@@ -891,10 +893,59 @@ void sroce_resp_read_work(struct work_struct *work)
 		if (res->psn == psn && res->sent > sent)
 			res->sent = sent;
 		spin_unlock_irqrestore(&rs->lock, flags);
-		usleep_range(50, 100);
+		return -ENOBUFS;
 	}
+	return 1;
+}
+
+static void sroce_resp_read_defer(struct sroce_qp *qp)
+{
 	if (!test_bit(SROCE_QP_DYING, &qp->flags))
 		queue_work_on(qp->cpu, sroce_wq, &qp->resp_work);
+}
+
+/*
+ * READ responses right from the receive softirq that brought the request,
+ * up to a burst (a 64 KiB READ at MTU 4096): a small READ is answered
+ * without waiting for a worker.  Longer ones, a full backlog, or another
+ * context sending this QP's responses leave the rest to the work item.
+ */
+#define SROCE_READ_INLINE_PKTS	16
+
+static void sroce_resp_read_rx(struct sroce_qp *qp)
+{
+	int r;
+
+	if (test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
+		sroce_resp_read_defer(qp);
+		return;
+	}
+	r = sroce_resp_read_burst(qp, SROCE_READ_INLINE_PKTS);
+	clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
+	if (r)
+		sroce_resp_read_defer(qp);
+}
+
+/**
+ * sroce_resp_read_work() - generate READ responses (process context)
+ * @work: the QP's resp_work
+ */
+void sroce_resp_read_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	int r;
+
+	/* The receive path is sending: it defers what it leaves. */
+	if (test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
+		sroce_resp_read_defer(qp);
+		return;
+	}
+	r = sroce_resp_read_burst(qp, 256);
+	clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
+	if (r == -ENOBUFS)
+		usleep_range(50, 100);
+	if (r)
+		sroce_resp_read_defer(qp);
 }
 
 /**
