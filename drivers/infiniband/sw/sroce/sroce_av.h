@@ -12,6 +12,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/rcupdate.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
 struct sroce_dev;
@@ -30,6 +31,8 @@ struct sroce_av {
 		struct in_addr v4;
 		struct in6_addr v6;
 	} saddr, daddr;
+	/* The QP's route cache (RC/UC); NULL for AHs: looked up per packet */
+	struct dst_cache *dcache;
 	struct rcu_head rcu;
 };
 

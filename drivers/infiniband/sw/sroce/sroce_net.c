@@ -150,14 +150,15 @@ static enum sroce_verdict sroce_rx_icrc(struct sk_buff *skb, const u8 *udp,
 
 /*
  * sroce_rx() - handle one RoCEv2 packet addressed to @sdev
- * @off: offset of the BTH in @skb; @len: bytes from there, ICRC included
+ * @off: offset of the BTH in @skb; @len: bytes from there, ICRC included;
+ * @local: looped back by sroce itself, ICRC not computed
  *
  * Validation in the order that costs least for garbage: headers (portable
  * core), then the ICRC over the whole packet, then the destination QP.
- * Then the responder takes it (UD today; RC/UC are counted unsupported).
+ * Then the responder (requests) or the completer (responses) takes it.
  */
 static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
-		     unsigned int off, unsigned int len)
+		     unsigned int off, unsigned int len, bool local)
 {
 	u8 buf[sizeof(struct udphdr) + SROCE_RX_HDR_COPY];
 	unsigned int uoff = skb_transport_offset(skb);
@@ -173,7 +174,8 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	udp = skb_header_pointer(skb, uoff, sizeof(struct udphdr) + copy, buf);
 	v = udp ? sroce_pkt_parse(udp + sizeof(struct udphdr), len, &pkt) :
 		  SROCE_ERR_SHORT;
-	if (v == SROCE_OK)
+	/* A packet sroce looped back itself has no ICRC (sroce_tx.c). */
+	if (v == SROCE_OK && !local)
 		v = sroce_rx_icrc(skb, udp, &pkt, off, len);
 	if (v != SROCE_OK) {
 		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
@@ -202,7 +204,7 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
  * UDP encap_rcv hook.  Returning 0 tells UDP the skb was consumed; we never
  * hand packets back to the socket's receive queue (nobody reads it).
  */
-static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+static void __sroce_udp_rx(struct sock *sk, struct sk_buff *skb, bool local)
 {
 	struct sroce_net *snet;
 	struct sroce_dev *sdev;
@@ -222,24 +224,29 @@ static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	/* UDP has trimmed the skb to the datagram; the payload follows. */
 	off = skb_transport_offset(skb) + sizeof(struct udphdr);
 	len = skb->len > off ? skb->len - off : 0;
-	sroce_rx(sdev, skb, off, len);
+	sroce_rx(sdev, skb, off, len, local);
 out:
 	rcu_read_unlock();
 	kfree_skb(skb);
+}
+
+static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	__sroce_udp_rx(sk, skb, false);
 	return 0;
 }
 
 /**
  * sroce_net_rx_local() - receive a packet sent to a local address
  * @sk: the namespace's sroce socket of the packet's family
- * @skb: the complete packet, network and transport headers set, its dev
- *       the loopback device; consumed
+ * @skb: the packet, network and transport headers set, its dev the
+ *       loopback device, its ICRC not computed (never checked); consumed
  *
  * Context: bottom halves disabled.
  */
 void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb)
 {
-	sroce_udp_encap_recv(sk, skb);
+	__sroce_udp_rx(sk, skb, true);
 }
 
 static int sroce_sock_open(struct sroce_net *snet, bool ipv6,

@@ -87,6 +87,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 
 static void sroce_qp_free_transport(struct sroce_qp *qp)
 {
+	dst_cache_destroy(&qp->dst_cache);
 	kvfree(qp->req.swqe);
 	kfree(qp->resp.res);
 	kfree(qp->resp.wqe);
@@ -104,7 +105,8 @@ static int sroce_qp_alloc_transport(struct sroce_qp *qp)
 	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
 			       GFP_KERNEL);
 	qp->resp.wqe = kzalloc(sizeof(*qp->resp.wqe), GFP_KERNEL);
-	if (!qp->req.swqe || !qp->resp.res || !qp->resp.wqe) {
+	if (!qp->req.swqe || !qp->resp.res || !qp->resp.wqe ||
+	    dst_cache_init(&qp->dst_cache, GFP_KERNEL)) {
 		sroce_qp_free_transport(qp);
 		return -ENOMEM;
 	}
@@ -496,9 +498,12 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = sroce_av_from_attr(&av, &attr->ah_attr);
 		if (err)
 			goto out;
+		av.dcache = &qp->dst_cache;
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		qp->av = av;
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		/* Routes cached for the old AV are dropped at their next use. */
+		dst_cache_reset(&qp->dst_cache);
 		qp->attr.ah_attr = attr->ah_attr;
 		/* Queries rebuild the AH attribute; keep no sgid_attr ref. */
 		qp->attr.ah_attr.grh.sgid_attr = NULL;

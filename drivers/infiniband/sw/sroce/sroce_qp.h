@@ -199,6 +199,7 @@ struct sroce_qp {
 	/* Attributes as last set, returned by query_qp. */
 	struct ib_qp_attr attr;
 	struct sroce_av av;	/* primary path, RC/UC */
+	struct dst_cache dst_cache;	/* av's route (av.dcache) */
 	/* Congestion control: NP and RP state, pacing (sroce_cc.c). */
 	struct sroce_cc_qp cc;
 };

@@ -87,18 +87,72 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
  * loopback: one device talking to itself, or to another sroce device of
  * the namespace) is received right here, as a NIC loops such packets
  * back internally: the IP output and input paths and the backlog
- * softirq would add nothing but their cost.  The packet is complete,
- * ICRC included, and goes through the same checks as one from the wire.
+ * softirq would add nothing but their cost.  The packet goes through
+ * the same checks as one from the wire except the ICRC, which guards a
+ * link this packet never crosses (its 4 bytes are there, zero): the
+ * loopback netdev skips TCP and UDP checksums for the same reason.
  * Bottom halves off, as in the UDP receive path it stands in for; the
  * receive side's replies (ACKs) nest at most one level.
  */
 static int sroce_tx_local(struct sock *sk, struct sk_buff *skb)
 {
+	memset(skb_put(skb, SROCE_ICRC_BYTES), 0, SROCE_ICRC_BYTES);
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
 	sroce_net_rx_local(sk, skb);
 	local_bh_enable();
 	return 0;
+}
+
+/*
+ * The route of an RC/UC QP's path comes from its cache (the same
+ * per-CPU dst_cache tunnels use; a route or address change invalidates
+ * it): a lookup per packet costs more than the rest of the IP work, and
+ * a route to a local address is not even cached by the FIB.
+ */
+static struct rtable *sroce_route4(struct net *net, const struct sroce_av *av,
+				   struct flowi4 *fl)
+{
+	struct rtable *rt;
+	__be32 saddr;
+
+	if (av->dcache) {
+		local_bh_disable();
+		rt = dst_cache_get_ip4(av->dcache, &saddr);
+		local_bh_enable();
+		if (rt)
+			return rt;
+	}
+	rt = ip_route_output_key(net, fl);
+	if (!IS_ERR(rt) && av->dcache) {
+		local_bh_disable();
+		dst_cache_set_ip4(av->dcache, &rt->dst, fl->saddr);
+		local_bh_enable();
+	}
+	return rt;
+}
+
+static struct dst_entry *sroce_route6(struct net *net, struct sock *sk,
+				      const struct sroce_av *av,
+				      struct flowi6 *fl6)
+{
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	if (av->dcache) {
+		local_bh_disable();
+		dst = dst_cache_get_ip6(av->dcache, &saddr);
+		local_bh_enable();
+		if (dst)
+			return dst;
+	}
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, fl6, NULL);
+	if (!IS_ERR(dst) && av->dcache) {
+		local_bh_disable();
+		dst_cache_set_ip6(av->dcache, dst, &fl6->saddr);
+		local_bh_enable();
+	}
+	return dst;
 }
 
 static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -119,7 +173,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 		kfree_skb(skb);
 		return -EAFNOSUPPORT;
 	}
-	rt = ip_route_output_key(net, &fl);
+	rt = sroce_route4(net, av, &fl);
 	if (IS_ERR(rt)) {
 		kfree_skb(skb);
 		return PTR_ERR(rt);
@@ -140,15 +194,15 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	__ip_select_ident(net, iph, 1);
 	ip_send_check(iph);
 	skb->protocol = htons(ETH_P_IP);
-	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
-		ip_rt_put(rt);
-		kfree_skb(skb);
-		return -EINVAL;
-	}
 	if (rt->dst.dev->flags & IFF_LOOPBACK) {
 		skb->dev = rt->dst.dev;
 		ip_rt_put(rt);
 		return sroce_tx_local(sdev->snet->sock4->sk, skb);
+	}
+	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
+		ip_rt_put(rt);
+		kfree_skb(skb);
+		return -EINVAL;
 	}
 	skb_dst_set(skb, &rt->dst);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
@@ -175,8 +229,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 		kfree_skb(skb);
 		return -EAFNOSUPPORT;
 	}
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sdev->snet->sock6->sk,
-					      &fl6, NULL);
+	dst = sroce_route6(net, sdev->snet->sock6->sk, av, &fl6);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
@@ -194,15 +247,15 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	ip6h->saddr = fl6.saddr;
 	ip6h->daddr = fl6.daddr;
 	skb->protocol = htons(ETH_P_IPV6);
-	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
-		dst_release(dst);
-		kfree_skb(skb);
-		return -EINVAL;
-	}
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		skb->dev = dst->dev;
 		dst_release(dst);
 		return sroce_tx_local(sdev->snet->sock6->sk, skb);
+	}
+	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
+		dst_release(dst);
+		kfree_skb(skb);
+		return -EINVAL;
 	}
 	skb_dst_set(skb, dst);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
