@@ -2,16 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # `make bench`: sroce against the kernel's rdma_rxe (and TCP) on every
-# installed kernel, one guest boot per kernel (tools/testing/guest/bench.sh,
-# table A: one device each, client and server on it).  Prints the table,
-# writes bench-<kver>.json and bench-<kver>.png to results/bench-<time>/.
+# installed kernel: table A in one guest (tools/testing/guest/bench.sh: one
+# device each, client and server on it); table B, on request, in two
+# guests linked by a virtual NIC (bench_pair.sh: rxe<->rxe, then
+# sroce<->sroce, then TCP).
+# Prints the tables, writes bench-<kver>.json and a PNG per table to
+# results/bench-<time>/.
 #
 # The guests boot without slub_debug (the tests use it): a debugging
 # allocator would weigh on whichever driver allocates more.  Qemu TCG runs
 # ~100x below hardware: only the ratios within one boot mean anything.
 #
 # Environment: KVERS="k1 k2" to pick kernels; BENCH_MODE=smoke for a short
-# run (1 sample per figure).
+# run (1 sample per figure); BENCH_TABLES="a b" adds table B (experimental:
+# see bench_pair.sh).
 set -u
 tree=$(cd "$(dirname "$0")/.." && pwd)
 KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
@@ -19,21 +23,34 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
 mode=${BENCH_MODE:-full}
+tables=" ${BENCH_TABLES:-a} "
 out=${BENCH_RESULTS:-$tree/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 rc=0
 for k in $KVERS; do
 	r=$out/$k
-	echo "bench: $k ($mode), guest output in $r"
-	if ! "$tree/tools/testing/vm/vm-run.sh" --kver "$k" --results "$r" \
-		--timeout 5400 --append "slub_debug=-" --name bench \
-		-- "$tree/tools/testing/guest/bench.sh" "$mode" >"$r.host.log" 2>&1; then
-		echo "bench: $k: the guest run failed (see $r)"
+	if [[ $tables == *" a "* ]]; then
+		echo "bench: $k ($mode), table A: one guest, output in $r"
+		"$tree/tools/testing/vm/vm-run.sh" --kver "$k" --results "$r" \
+			--timeout 5400 --append "slub_debug=-" --name bench \
+			-- "$tree/tools/testing/guest/bench.sh" "$mode" \
+			>"$r.host.log" 2>&1 ||
+			{ echo "bench: $k: the guest run failed (see $r)"; rc=1; }
+	fi
+	[[ $tables == *" b "* ]] && echo "bench: $k ($mode), table B: two guests, output in $r-pair"
+	if [[ $tables == *" b "* ]] && ! "$tree/tools/testing/vm/vm-pair.sh" --kver "$k" --results "$r-pair" \
+		--timeout 5400 --append "slub_debug=-" \
+		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" \
+		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" \
+		>"$r-pair.host.log" 2>&1; then
+		echo "bench: $k: the guest pair failed (see $r-pair)"
 		rc=1
 	fi
+	specs=()
+	[[ $tables == *" a "* ]] && specs+=("table A (one device each, loopback)=$r/bench-a.tsv")
+	[[ $tables == *" b "* ]] && specs+=("table B (two guests, virtio-net link, 1 vCPU each)=$r-pair/client/bench-b.tsv")
 	python3 "$tree/tools/sroce-bench/report.py" --kver "$k" --out "$out" \
-		--plot "$tree/build/bench/bench_plot" \
-		"table A (one device each, loopback)=$r/bench-a.tsv" || rc=1
+		--plot "$tree/build/bench/bench_plot" "${specs[@]}" || rc=1
 done
 echo "bench: results in $out"
 exit $rc

@@ -29,7 +29,7 @@ LABEL = {
     "write_lat_us": "ib_write_lat 8 B us", "send_lat_us": "ib_send_lat 8 B us",
     "read_lat_us": "ib_read_lat 8 B us", "cpu_s_per_gib": "CPU s per GiB written",
     "agg_bw_gbps": "64 KiB write Gb/s, QPs", "tcp_gbps": "iperf3 TCP Gb/s",
-    "kmem_kib_per_qp": "kernel KiB per QP, QPs",
+    "kmem_kib_per_qp": "memory KiB per QP, QPs",
 }
 
 
@@ -104,13 +104,22 @@ def print_table(name, rows, tcp):
         if r["metric"].endswith("_bw_gbps") and r["metric"] != "agg_bw_gbps" \
                 and tcp and "sroce" in r:
             vs_tcp = "%.2fx" % (r["sroce"]["median"] / tcp)
+        if r["metric"] == "tcp_gbps" and "tcp" in r:
+            print("  %-30s %-24s" % (label.strip(), fmt(r["tcp"])))
+            continue
         print("  %-30s %-24s %-24s %8s %8s" % (label.strip(), fmt(r.get("rxe")),
                                                fmt(r.get("sroce")), ratio, vs_tcp))
 
 
+def tcp_cell(r):
+    return r.get("tcp") or r.get("sroce") or r.get("rxe")
+
+
 def plot_input(kver, tables):
-    # The plot shows the first table that has bandwidth figures.
-    lines = ["title sroce vs rdma_rxe vs TCP, %s (qemu TCG: ratios only)" % kver]
+    # One figure per table.
+    tname = tables[0][0]
+    lines = ["title %s: sroce vs rdma_rxe vs TCP, %s (qemu TCG: ratios only)"
+             % (tname.split(" (")[0], kver)]
     for tname, rows in tables:
         bw = [r for r in rows if r["metric"] in
               ("write_bw_gbps", "send_bw_gbps", "read_bw_gbps")]
@@ -123,7 +132,7 @@ def plot_input(kver, tables):
         for i, (drv, op) in enumerate(series):
             lines.append("series %s-%s" % (drv, op))
         tcp = [r for r in rows if r["metric"] == "tcp_gbps"]
-        tcp_v = tcp[0].get("sroce", tcp[0].get("rxe")) if tcp else None
+        tcp_v = tcp_cell(tcp[0]) if tcp else None
         if tcp_v:
             lines.append("series TCP")
         for i, (drv, op) in enumerate(series):
@@ -163,7 +172,7 @@ def main():
         tcp = [r for r in rows if r["metric"] == "tcp_gbps"]
         tcp_v = None
         if tcp:
-            c = tcp[0].get("sroce") or tcp[0].get("rxe")
+            c = tcp_cell(tcp[0])
             tcp_v = c["median"] if c else None
         print_table("%s, kernel %s" % (name, a.kver), rows, tcp_v)
     os.makedirs(a.out, exist_ok=True)
@@ -171,9 +180,11 @@ def main():
     with open(jpath, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
     print("\nJSON: %s" % jpath)
-    if a.plot and tables:
-        png = os.path.join(a.out, "bench-%s.png" % a.kver)
-        p = subprocess.run([a.plot, png], input=plot_input(a.kver, tables),
+    for i, t in enumerate(tables if a.plot else []):
+        w = t[0].split()
+        tag = w[1] if len(w) > 1 and w[0] == "table" else str(i)
+        png = os.path.join(a.out, "bench-%s-%s.png" % (a.kver, tag))
+        p = subprocess.run([a.plot, png], input=plot_input(a.kver, [t]),
                            text=True)
         if p.returncode == 0:
             print("plot: %s" % png)

@@ -14,6 +14,7 @@
  * ring) and resp.lock (responder state) > rq.lock > cq lock.
  */
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -101,7 +102,14 @@ static int sroce_qp_alloc_transport(struct sroce_qp *qp)
 				  max_t(size_t, qp->sq.max_sge *
 					sizeof(struct rxe_sge),
 					qp->sq.max_inline), 8);
-	qp->req.swqe = kvcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
+	/*
+	 * kmalloc rounds a large size up to a power of two (a 256-slot SQ's
+	 * 38 KiB would take 64); vmalloc rounds to a page.
+	 */
+	if (array_size(slots, qp->req.swqe_size) <= PAGE_SIZE)
+		qp->req.swqe = kcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
+	else
+		qp->req.swqe = vcalloc(slots, qp->req.swqe_size);
 	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
 			       GFP_KERNEL);
 	qp->resp.wqe = kzalloc(sizeof(*qp->resp.wqe), GFP_KERNEL);
