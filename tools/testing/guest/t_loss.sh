@@ -191,6 +191,21 @@ for p in "${PROFILES[@]}"; do
 	netem_off
 done
 
+# The seed draws the message sizes, so the volume of the matrix varies
+# (182 to 358 MiB seen): a seed of small messages tops up with WRITE runs
+# under the first profile until the CI volume is verified.
+if [ -z "$WANT" ] && [ "$ITERS" -ge 20 ] && [ "$TOTAL" -lt $((256 << 20)) ]; then
+	name=${PROFILES[0]%%|*}
+	# shellcheck disable=SC2086 # netem arguments are words
+	netem ${PROFILES[0]#*|} || not_ok "$name: netem for the top-up"
+	for i in $(seq 1 24); do
+		[ "$TOTAL" -lt $((256 << 20)) ] || break
+		run "$name" write "top-up $i: WRITE and WRITE_IMM, every byte checked" \
+			-q "$QPS" -n "$ITERS" -m "$MAXSZ" -o write,imm
+	done
+	netem_off
+fi
+
 # (a subset of the profiles, or fewer iterations, is not the CI size)
 enough=$(( ${#WANT} > 0 || ITERS < 20 || TOTAL >= (256 << 20) ))
 check "bytes verified in all: $TOTAL ($((TOTAL >> 20)) MiB; >= 256 MiB at the CI size)" \
