@@ -19,6 +19,7 @@
 set -u
 . "$(dirname "$0")/lib.sh" >/dev/null
 . "$(dirname "$0")/lib_rdma.sh"
+. "$(dirname "$0")/lib_bench.sh"
 
 MODE_B=${1:-full}
 OUT=${RESULTS:-/tmp}/bench-a.tsv
@@ -84,20 +85,6 @@ pt() {
 	wait $spid || rc=1
 	[ $rc -eq 0 ] || say "$drv $tool $*: failed ($(tail -n2 /tmp/pt.cli | tr '\n' ' '))"
 	return $rc
-}
-
-# row SIZE: the client's result line for SIZE (TSC warnings cut out).
-row() {
-	sed -E 's/Correlation coefficient r\^2: [^<]*< 0\.9//' /tmp/pt.cli |
-		awk -v s="$1" '$1 == s && NF >= 5 { print; exit }'
-}
-
-# sample DRIVER METRIC PARAM RUN VALUE: record one completed run.  The
-# value may be 0, inf, nan or empty (perftest's TSC calibration failed, or
-# nothing completed within a short duration): the report leaves those out
-# of the medians, the smoke test counts them as produced.
-sample() {
-	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-nan}" >>"$OUT"
 }
 
 busy_jiffies() {

@@ -23,6 +23,7 @@
 set -u
 . "$(dirname "$0")/lib.sh" >/dev/null
 . "$(dirname "$0")/lib_rdma.sh"
+. "$(dirname "$0")/lib_bench.sh"
 
 MODE_B=${1:-full}
 if [ "$MODE_B" = smoke ]; then
@@ -95,16 +96,6 @@ pt() {
 	done
 	[ $rc -eq 0 ] || say "$drv $tool $*: failed ($(tail -n2 /tmp/pt.cli | tr '\n' ' '))"
 	return $rc
-}
-
-row() {
-	sed -E 's/Correlation coefficient r\^2: [^<]*< 0\.9//' /tmp/pt.cli |
-		awk -v s="$1" '$1 == s && NF >= 5 { print; exit }'
-}
-
-sample() {
-	[ "$SROCE_ROLE" = client ] || return 0
-	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-nan}" >>"$OUT"
 }
 
 phase() {	# DRIVER RUN

@@ -912,18 +912,28 @@ static void sroce_resp_read_defer(struct sroce_qp *qp)
  */
 #define SROCE_READ_INLINE_PKTS	16
 
-static void sroce_resp_read_rx(struct sroce_qp *qp)
+/*
+ * Send up to @budget READ responses if no other context is sending this
+ * QP's; whatever is left (or all of it, when another context is) goes to
+ * the work item.  Return: as sroce_resp_read_burst(), 1 when another
+ * context was sending.
+ */
+static int sroce_resp_read_run(struct sroce_qp *qp, int budget)
 {
-	int r;
+	int r = 1;
 
-	if (test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
-		sroce_resp_read_defer(qp);
-		return;
+	if (!test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
+		r = sroce_resp_read_burst(qp, budget);
+		clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
 	}
-	r = sroce_resp_read_burst(qp, SROCE_READ_INLINE_PKTS);
-	clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
 	if (r)
 		sroce_resp_read_defer(qp);
+	return r;
+}
+
+static void sroce_resp_read_rx(struct sroce_qp *qp)
+{
+	sroce_resp_read_run(qp, SROCE_READ_INLINE_PKTS);
 }
 
 /**
@@ -933,19 +943,10 @@ static void sroce_resp_read_rx(struct sroce_qp *qp)
 void sroce_resp_read_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
-	int r;
 
-	/* The receive path is sending: it defers what it leaves. */
-	if (test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
-		sroce_resp_read_defer(qp);
-		return;
-	}
-	r = sroce_resp_read_burst(qp, 256);
-	clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
-	if (r == -ENOBUFS)
+	/* Refused locally (full backlog): give it time to drain. */
+	if (sroce_resp_read_run(qp, 256) == -ENOBUFS)
 		usleep_range(50, 100);
-	if (r)
-		sroce_resp_read_defer(qp);
 }
 
 /**

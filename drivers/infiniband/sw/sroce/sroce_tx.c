@@ -108,27 +108,24 @@ static int sroce_tx_local(struct sock *sk, struct sk_buff *skb)
  * The route of an RC/UC QP's path comes from its cache (the same
  * per-CPU dst_cache tunnels use; a route or address change invalidates
  * it): a lookup per packet costs more than the rest of the IP work, and
- * a route to a local address is not even cached by the FIB.
+ * a route to a local address is not even cached by the FIB.  The cache
+ * is per CPU: bottom halves stay off from its lookup to its update.
  */
 static struct rtable *sroce_route4(struct net *net, const struct sroce_av *av,
 				   struct flowi4 *fl)
 {
-	struct rtable *rt;
+	struct rtable *rt = NULL;
 	__be32 saddr;
 
-	if (av->dcache) {
-		local_bh_disable();
+	local_bh_disable();
+	if (av->dcache)
 		rt = dst_cache_get_ip4(av->dcache, &saddr);
-		local_bh_enable();
-		if (rt)
-			return rt;
+	if (!rt) {
+		rt = ip_route_output_key(net, fl);
+		if (!IS_ERR(rt) && av->dcache)
+			dst_cache_set_ip4(av->dcache, &rt->dst, fl->saddr);
 	}
-	rt = ip_route_output_key(net, fl);
-	if (!IS_ERR(rt) && av->dcache) {
-		local_bh_disable();
-		dst_cache_set_ip4(av->dcache, &rt->dst, fl->saddr);
-		local_bh_enable();
-	}
+	local_bh_enable();
 	return rt;
 }
 
@@ -136,22 +133,18 @@ static struct dst_entry *sroce_route6(struct net *net, struct sock *sk,
 				      const struct sroce_av *av,
 				      struct flowi6 *fl6)
 {
-	struct dst_entry *dst;
+	struct dst_entry *dst = NULL;
 	struct in6_addr saddr;
 
-	if (av->dcache) {
-		local_bh_disable();
+	local_bh_disable();
+	if (av->dcache)
 		dst = dst_cache_get_ip6(av->dcache, &saddr);
-		local_bh_enable();
-		if (dst)
-			return dst;
+	if (!dst) {
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, fl6, NULL);
+		if (!IS_ERR(dst) && av->dcache)
+			dst_cache_set_ip6(av->dcache, dst, &fl6->saddr);
 	}
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, fl6, NULL);
-	if (!IS_ERR(dst) && av->dcache) {
-		local_bh_disable();
-		dst_cache_set_ip6(av->dcache, dst, &fl6->saddr);
-		local_bh_enable();
-	}
+	local_bh_enable();
 	return dst;
 }
 
