@@ -40,9 +40,29 @@ static unsigned int sroce_tx_headroom(const struct sroce_dev *sdev)
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len)
 {
 	unsigned int hr = sroce_tx_headroom(sdev);
-	struct sk_buff *skb;
+	unsigned int len = hr + ib_len + SROCE_ICRC_BYTES;
+	struct sk_buff *skb = NULL;
+	unsigned int fsz;
+	void *data;
 
-	skb = alloc_skb(hr + ib_len + SROCE_ICRC_BYTES, GFP_ATOMIC);
+	/*
+	 * The buffer comes from the per-CPU page fragment cache, as NIC
+	 * drivers' receive buffers do: it reuses its pages as soon as every
+	 * packet carved from them is gone, where kmalloc() zeroes each
+	 * (8 KiB, for an MTU-sized packet) object again (init_on_alloc, on
+	 * in Debian's kernels) just before the payload overwrites it.  Under
+	 * memory pressure the cache may hold only small pages: kmalloc then.
+	 */
+	fsz = SKB_DATA_ALIGN(len) +
+	      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	data = netdev_alloc_frag(fsz);
+	if (data) {
+		skb = build_skb(data, fsz);
+		if (!skb)
+			skb_free_frag(data);
+	}
+	if (!skb)
+		skb = alloc_skb(len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hr);
