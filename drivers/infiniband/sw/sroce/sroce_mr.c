@@ -384,6 +384,51 @@ int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
 }
 
 /**
+ * sroce_mem_to_skb() - attach registered memory to a packet, uncopied
+ * @mem: user memory, pinned by sroce_mem_get() and checked for
+ *       @iova..@iova+@len
+ * @iova: first byte
+ * @skb: the packet: its pages become page fragments, each referenced
+ * @len: bytes
+ *
+ * The packet keeps the pages alive, not the MR: a deregistered MR's
+ * pages stay until every packet made from them is freed.  Only RC sends
+ * such packets (sroce_req.c), whose buffers return to the user once the
+ * responder acknowledged the data, not when the packet left.
+ *
+ * Return: 0; -EOPNOTSUPP for memory other than user pages, -E2BIG when
+ * the packet ran out of fragment slots (one is kept for the ICRC): the
+ * caller copies instead.
+ */
+int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
+		     u32 len)
+{
+	struct page *page;
+	u64 off;
+	u32 n, poff;
+	int i;
+
+	if (mem->type != SROCE_MEM_USER)
+		return -EOPNOTSUPP;
+	while (len) {
+		off = iova - mem->iova + ib_umem_offset(mem->umem);
+		if ((off >> PAGE_SHIFT) >= mem->nupages)
+			return -EFAULT;	/* not after sroce_mem_check() */
+		page = mem->upages[off >> PAGE_SHIFT];
+		poff = off & ~PAGE_MASK;
+		n = min_t(u32, len, PAGE_SIZE - poff);
+		i = skb_shinfo(skb)->nr_frags;
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -E2BIG;
+		get_page(page);
+		skb_add_rx_frag(skb, i, page, poff, n, n);
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
  * sroce_sge_from_skb() - scatter packet bytes over an SGE list
  * @sdev: device
  * @pd: protection domain of the QP

@@ -98,6 +98,8 @@ void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 		    enum sroce_copy_dir dir);
 int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
 		       const struct sk_buff *skb, unsigned int off, u32 len);
+int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
+		     u32 len);
 enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
 				     u32 off, const struct sk_buff *skb,

@@ -252,6 +252,42 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
 }
 
+/*
+ * Attach @len bytes of @w's data from @off to @skb as page fragments:
+ * false if they are not all in user MRs, fail a check, or need more
+ * fragments than a packet has (the copying path then takes over, and
+ * reports what was wrong).
+ */
+static bool sroce_req_attach(struct sroce_qp *qp, const struct sroce_swqe *w,
+			     u32 off, struct sk_buff *skb, u32 len)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	const struct rxe_sge *sge = (const void *)w->data;
+	struct sroce_mem *mem;
+	bool ok;
+	u32 i, n;
+
+	for (i = 0; i < w->num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mem = sroce_mem_get(sdev, sge[i].lkey);
+		if (!mem)
+			return false;
+		ok = !sroce_mem_check(mem, qp->ibqp.pd, sge[i].addr + off, n,
+				      0) &&
+		     !sroce_mem_to_skb(mem, sge[i].addr + off, skb, n);
+		sroce_mem_put(mem);
+		if (!ok)
+			return false;
+		len -= n;
+		off = 0;
+	}
+	return !len && !sroce_tx_paged_trailer(skb);
+}
+
 /* Execute a local operation (IBTA 10.6.3.3 / 10.7); its status. */
 static enum ib_wc_status sroce_req_local(struct sroce_qp *qp,
 					 struct sroce_swqe *w)
@@ -393,7 +429,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	struct sroce_pkt pkt = {};
 	enum ib_wc_status st;
 	struct sk_buff *skb;
-	bool last = true;
+	bool last = true, zcopy;
 	int hdr;
 
 	switch (w->opcode) {
@@ -440,14 +476,27 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	pad = sroce_pad_for(payload);
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
-	skb = sroce_tx_alloc(sdev, hdr + payload + pad);
+	/*
+	 * RC payload from user MRs goes out as page fragments of the MR's
+	 * own pages: an RC buffer is the user's again only once the
+	 * responder acknowledged it, so no copy is needed to free it early.
+	 */
+	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge;
+again:
+	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : payload + pad));
 	if (!skb)
 		return IB_WC_SUCCESS;	/* no packet now; the timer retries */
 	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr) {
 		kfree_skb(skb);
 		return IB_WC_LOC_QP_OP_ERR;
 	}
-	if (payload) {
+	if (zcopy) {
+		if (!sroce_req_attach(qp, w, off, skb, payload)) {
+			kfree_skb(skb);
+			zcopy = false;
+			goto again;
+		}
+	} else if (payload) {
 		st = sroce_req_gather(qp, w, off, skb->data + hdr, payload);
 		if (st != IB_WC_SUCCESS) {
 			kfree_skb(skb);

@@ -778,9 +778,10 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	struct sroce_resp *rs = &qp->resp;
 	struct sroce_rdres *res = NULL;
 	struct sroce_pkt pkt = {};
-	struct sroce_mem *mem;
-	struct sk_buff *skb;
+	struct sroce_mem *mem = NULL;
+	struct sk_buff *skb = NULL;
 	u32 i, off, len, pad;
+	bool zcopy;
 	u8 op;
 	int hdr;
 
@@ -818,24 +819,40 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	res->sent++;
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
-	skb = sroce_tx_alloc(sdev, hdr + len + pad);
-	if (!skb)
+	/* Checked at request time; the MR may have gone since. */
+	mem = len ? sroce_resp_rkey(qp, res->rkey, res->va + off, len,
+				    IB_ACCESS_REMOTE_READ) : NULL;
+	if (len && !mem)
+		goto drop;
+	/* As the requester's payload (sroce_req.c): from the MR's pages. */
+	zcopy = !pad && len >= SROCE_ZCOPY_MIN;
+again:
+	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : len + pad));
+	if (!skb) {
+		if (mem)
+			sroce_mem_put(mem);
 		return NULL;	/* the requester's timer asks again */
+	}
 	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr)
 		goto drop;
-	if (len) {
-		/* Checked at request time; the MR may have gone since. */
-		mem = sroce_resp_rkey(qp, res->rkey, res->va + off, len,
-				      IB_ACCESS_REMOTE_READ);
-		if (!mem)
-			goto drop;
+	if (zcopy) {
+		if (sroce_mem_to_skb(mem, res->va + off, skb, len) ||
+		    sroce_tx_paged_trailer(skb)) {
+			kfree_skb(skb);
+			zcopy = false;
+			goto again;
+		}
+	} else if (len) {
 		sroce_mem_copy(mem, res->va + off, skb->data + hdr, len,
 			       SROCE_FROM_MEM);
-		sroce_mem_put(mem);
+		memset(skb->data + hdr + len, 0, pad);
 	}
-	memset(skb->data + hdr + len, 0, pad);
+	if (mem)
+		sroce_mem_put(mem);
 	return skb;
 drop:
+	if (mem)
+		sroce_mem_put(mem);
 	res->sent = res->npkts;
 	kfree_skb(skb);
 	return NULL;

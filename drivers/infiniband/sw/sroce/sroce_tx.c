@@ -5,6 +5,7 @@
  *
  * Context: any, with hard IRQs enabled; nothing here sleeps.
  */
+#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <linux/ipv6.h>
@@ -89,16 +90,73 @@ static void sroce_tx_udp(struct sk_buff *skb, u16 sport)
 	uh->check = 0;
 }
 
+/**
+ * sroce_tx_paged_trailer() - finish a packet whose payload is in fragments
+ * @skb: from sroce_tx_alloc() with the IB headers only, the payload (no
+ *       pad) attached as page fragments
+ *
+ * The ICRC cannot follow fragments in the linear area: it goes in a last,
+ * empty fragment with room for it (sroce_tx_icrc_room()).
+ *
+ * Return: 0, -E2BIG (no fragment slot left) or -ENOMEM.
+ */
+int sroce_tx_paged_trailer(struct sk_buff *skb)
+{
+	int i = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *p;
+
+	if (i >= MAX_SKB_FRAGS)
+		return -E2BIG;
+	p = netdev_alloc_frag(SROCE_ICRC_BYTES);
+	if (!p)
+		return -ENOMEM;
+	page = virt_to_head_page(p);
+	skb_fill_page_desc(skb, i, page, p - (u8 *)page_address(page), 0);
+	skb->truesize += SKB_DATA_ALIGN(SROCE_ICRC_BYTES);
+	return 0;
+}
+
+/* The 4 ICRC bytes at the packet's end, added to its length. */
+static u8 *sroce_tx_icrc_room(struct sk_buff *skb)
+{
+	skb_frag_t *f;
+	u8 *p;
+
+	if (!skb_is_nonlinear(skb))
+		return skb_put(skb, SROCE_ICRC_BYTES);
+	/* The empty last fragment of sroce_tx_paged_trailer(). */
+	f = &skb_shinfo(skb)->frags[skb_shinfo(skb)->nr_frags - 1];
+	p = (u8 *)skb_frag_address(f) + skb_frag_size(f);
+	skb_frag_size_add(f, SROCE_ICRC_BYTES);
+	skb->len += SROCE_ICRC_BYTES;
+	skb->data_len += SROCE_ICRC_BYTES;
+	return p;
+}
+
 /* Append the ICRC over the finished IP header, UDP header and IB part. */
 static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
 {
 	struct sroce_icrc_ctx ctx;
+	const skb_frag_t *f;
+	u8 *va;
+	int i;
 
+	/* The headers are linear; fragments hold whole-page-bounded payload. */
 	if (sroce_icrc_start(&ctx, sroce_crc32, iph, iphlen,
 			     skb_transport_header(skb),
-			     skb->len - skb_transport_offset(skb)) != SROCE_OK)
+			     skb_headlen(skb) - skb_transport_offset(skb)) !=
+	    SROCE_OK)
 		return -EINVAL;
-	sroce_icrc_put(skb_put(skb, SROCE_ICRC_BYTES), sroce_icrc_final(&ctx));
+	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
+		f = &skb_shinfo(skb)->frags[i];
+		if (!skb_frag_size(f))
+			continue;
+		va = kmap_local_page(skb_frag_page(f));
+		sroce_icrc_update(&ctx, va + skb_frag_off(f), skb_frag_size(f));
+		kunmap_local(va);
+	}
+	sroce_icrc_put(sroce_tx_icrc_room(skb), sroce_icrc_final(&ctx));
 	return 0;
 }
 
@@ -116,7 +174,7 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
  */
 static int sroce_tx_local(struct sock *sk, struct sk_buff *skb)
 {
-	memset(skb_put(skb, SROCE_ICRC_BYTES), 0, SROCE_ICRC_BYTES);
+	memset(sroce_tx_icrc_room(skb), 0, SROCE_ICRC_BYTES);
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
 	sroce_net_rx_local(sk, skb);

@@ -9,7 +9,14 @@ struct sk_buff;
 struct sroce_dev;
 struct sroce_av;
 
+/*
+ * RC payloads from this size on go out as fragments of the MR's pages
+ * (sroce_mem_to_skb()); below it a copy costs less than the references.
+ */
+#define SROCE_ZCOPY_MIN		1024
+
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
+int sroce_tx_paged_trailer(struct sk_buff *skb);
 int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		  u16 sport, struct sk_buff *skb);
 int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
