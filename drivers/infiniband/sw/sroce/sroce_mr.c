@@ -429,26 +429,28 @@ int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 }
 
 /**
- * sroce_sge_from_skb() - scatter packet bytes over an SGE list
+ * sroce_sge_walk() - visit a byte range of an SGE list, one MR at a time
  * @sdev: device
  * @pd: protection domain of the QP
  * @sge: the SGE list (a kernel copy)
  * @num_sge: its length
  * @off: message offset of the first byte
- * @skb: the packet
- * @skb_off: offset of the first byte in @skb
  * @len: bytes
+ * @access: IB_ACCESS_* bits each lkey must grant (0 to read)
+ * @step: called for each piece with its memory, pinned and checked for
+ *        exactly the bytes visited; non-zero stops the walk
+ * @arg: passed to @step
  *
- * Each lkey is looked up and checked for local write access over the
- * bytes actually written.
+ * Every sender gather, receive scatter and zero-copy attach goes through
+ * here, so lkey lookup, rights and bounds are checked one way only.
  *
- * Return: IB_WC_SUCCESS, IB_WC_LOC_PROT_ERR or IB_WC_LOC_LEN_ERR (the list
- * is too short).
+ * Return: IB_WC_SUCCESS, IB_WC_LOC_PROT_ERR (bad lkey, rights, bounds, or
+ * @step failed) or IB_WC_LOC_LEN_ERR (the list is too short).
  */
-enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
-				     const struct rxe_sge *sge, u32 num_sge,
-				     u32 off, const struct sk_buff *skb,
-				     unsigned int skb_off, u32 len)
+enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
+				 const struct rxe_sge *sge, u32 num_sge,
+				 u32 off, u32 len, int access,
+				 sroce_sge_step_t step, void *arg)
 {
 	struct sroce_mem *mem;
 	u32 i, n;
@@ -463,19 +465,95 @@ enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 		mem = sroce_mem_get(sdev, sge[i].lkey);
 		if (!mem)
 			return IB_WC_LOC_PROT_ERR;
-		err = sroce_mem_check(mem, pd, sge[i].addr + off, n,
-				      IB_ACCESS_LOCAL_WRITE);
+		err = sroce_mem_check(mem, pd, sge[i].addr + off, n, access);
 		if (!err)
-			err = sroce_mem_from_skb(mem, sge[i].addr + off, skb,
-						 skb_off, n);
+			err = step(mem, sge[i].addr + off, n, arg);
 		sroce_mem_put(mem);
 		if (err)
 			return IB_WC_LOC_PROT_ERR;
-		skb_off += n;
 		len -= n;
 		off = 0;
 	}
 	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
+struct sroce_from_skb_arg {
+	const struct sk_buff *skb;
+	unsigned int off;
+};
+
+static int sroce_from_skb_step(struct sroce_mem *mem, u64 iova, u32 len,
+			       void *arg)
+{
+	struct sroce_from_skb_arg *a = arg;
+	int err = sroce_mem_from_skb(mem, iova, a->skb, a->off, len);
+
+	a->off += len;
+	return err;
+}
+
+/**
+ * sroce_sge_from_skb() - scatter packet bytes over an SGE list
+ * @sdev: device
+ * @pd: protection domain of the QP
+ * @sge: the SGE list (a kernel copy)
+ * @num_sge: its length
+ * @off: message offset of the first byte
+ * @skb: the packet
+ * @skb_off: offset of the first byte in @skb
+ * @len: bytes
+ *
+ * Return: as sroce_sge_walk(), each lkey needing local write access.
+ */
+enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+				     const struct rxe_sge *sge, u32 num_sge,
+				     u32 off, const struct sk_buff *skb,
+				     unsigned int skb_off, u32 len)
+{
+	struct sroce_from_skb_arg a = { .skb = skb, .off = skb_off };
+
+	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
+			      IB_ACCESS_LOCAL_WRITE, sroce_from_skb_step, &a);
+}
+
+struct sroce_copy_arg {
+	u8 *buf;
+	enum sroce_copy_dir dir;
+};
+
+static int sroce_copy_step(struct sroce_mem *mem, u64 iova, u32 len,
+			   void *arg)
+{
+	struct sroce_copy_arg *a = arg;
+
+	sroce_mem_copy(mem, iova, a->buf, len, a->dir);
+	a->buf += len;
+	return 0;
+}
+
+/**
+ * sroce_sge_copy() - copy between a kernel buffer and an SGE list
+ * @sdev: device
+ * @pd: protection domain of the QP
+ * @sge: the SGE list (a kernel copy)
+ * @num_sge: its length
+ * @off: message offset of the first byte
+ * @buf: kernel buffer
+ * @len: bytes
+ * @dir: SROCE_TO_MEM (scatter; needs local write) or SROCE_FROM_MEM
+ *
+ * Return: as sroce_sge_walk().
+ */
+enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
+				 const struct rxe_sge *sge, u32 num_sge,
+				 u32 off, void *buf, u32 len,
+				 enum sroce_copy_dir dir)
+{
+	struct sroce_copy_arg a = { .buf = buf, .dir = dir };
+
+	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
+			      dir == SROCE_TO_MEM ? IB_ACCESS_LOCAL_WRITE : 0,
+			      sroce_copy_step, &a);
 }
 
 /**

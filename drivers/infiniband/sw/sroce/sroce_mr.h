@@ -100,6 +100,17 @@ int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
 		       const struct sk_buff *skb, unsigned int off, u32 len);
 int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 		     u32 len);
+typedef int (*sroce_sge_step_t)(struct sroce_mem *mem, u64 iova, u32 len,
+				void *arg);
+
+enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
+				 const struct rxe_sge *sge, u32 num_sge,
+				 u32 off, u32 len, int access,
+				 sroce_sge_step_t step, void *arg);
+enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
+				 const struct rxe_sge *sge, u32 num_sge,
+				 u32 off, void *buf, u32 len,
+				 enum sroce_copy_dir dir);
 enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
 				     u32 off, const struct sk_buff *skb,

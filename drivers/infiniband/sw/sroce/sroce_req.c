@@ -221,35 +221,19 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 					  const struct sroce_swqe *w, u32 off,
 					  u8 *dst, u32 len)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	const struct rxe_sge *sge = (const void *)w->data;
-	struct sroce_mem *mem;
-	u32 i, n;
-
 	if (!w->num_sge) {
 		memcpy(dst, (const u8 *)w->data + off, len);
 		return IB_WC_SUCCESS;
 	}
-	for (i = 0; i < w->num_sge && len; i++) {
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		n = min(len, sge[i].length - off);
-		mem = sroce_mem_get(sdev, sge[i].lkey);
-		if (!mem)
-			return IB_WC_LOC_PROT_ERR;
-		if (sroce_mem_check(mem, qp->ibqp.pd, sge[i].addr + off, n, 0)) {
-			sroce_mem_put(mem);
-			return IB_WC_LOC_PROT_ERR;
-		}
-		sroce_mem_copy(mem, sge[i].addr + off, dst, n, SROCE_FROM_MEM);
-		sroce_mem_put(mem);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+	return sroce_sge_copy(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
+			      (const void *)w->data, w->num_sge, off, dst, len,
+			      SROCE_FROM_MEM);
+}
+
+static int sroce_req_attach_step(struct sroce_mem *mem, u64 iova, u32 len,
+				 void *skb)
+{
+	return sroce_mem_to_skb(mem, iova, skb, len);
 }
 
 /*
@@ -261,31 +245,10 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 static bool sroce_req_attach(struct sroce_qp *qp, const struct sroce_swqe *w,
 			     u32 off, struct sk_buff *skb, u32 len)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	const struct rxe_sge *sge = (const void *)w->data;
-	struct sroce_mem *mem;
-	bool ok;
-	u32 i, n;
-
-	for (i = 0; i < w->num_sge && len; i++) {
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		n = min(len, sge[i].length - off);
-		mem = sroce_mem_get(sdev, sge[i].lkey);
-		if (!mem)
-			return false;
-		ok = !sroce_mem_check(mem, qp->ibqp.pd, sge[i].addr + off, n,
-				      0) &&
-		     !sroce_mem_to_skb(mem, sge[i].addr + off, skb, n);
-		sroce_mem_put(mem);
-		if (!ok)
-			return false;
-		len -= n;
-		off = 0;
-	}
-	return !len && !sroce_tx_paged_trailer(skb);
+	return sroce_sge_walk(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
+			      (const void *)w->data, w->num_sge, off, len, 0,
+			      sroce_req_attach_step, skb) == IB_WC_SUCCESS &&
+	       !sroce_tx_paged_trailer(skb);
 }
 
 /* Execute a local operation (IBTA 10.6.3.3 / 10.7); its status. */

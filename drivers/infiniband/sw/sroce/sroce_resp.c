@@ -78,31 +78,11 @@ static enum ib_wc_status sroce_scatter(struct sroce_qp *qp,
 				       const struct sroce_recv_copy *rc,
 				       const u8 *buf, u32 len)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	struct sroce_mem *mem;
-	u32 i, n;
-
 	if (rc->wqe.dma.num_sge == U32_MAX)
 		return IB_WC_LOC_LEN_ERR;
-	for (i = 0; i < rc->wqe.dma.num_sge && len; i++) {
-		n = min(len, rc->sge[i].length);
-		if (!n)
-			continue;
-		mem = sroce_mem_get(sdev, rc->sge[i].lkey);
-		if (!mem)
-			return IB_WC_LOC_PROT_ERR;
-		if (sroce_mem_check(mem, qp->ibqp.pd, rc->sge[i].addr, n,
-				    IB_ACCESS_LOCAL_WRITE)) {
-			sroce_mem_put(mem);
-			return IB_WC_LOC_PROT_ERR;
-		}
-		sroce_mem_copy(mem, rc->sge[i].addr, (void *)buf, n,
-			       SROCE_TO_MEM);
-		sroce_mem_put(mem);
-		buf += n;
-		len -= n;
-	}
-	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+	return sroce_sge_copy(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
+			      rc->sge, rc->wqe.dma.num_sge, 0, (void *)buf,
+			      len, SROCE_TO_MEM);
 }
 
 static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
