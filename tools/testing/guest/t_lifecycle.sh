@@ -4,9 +4,12 @@
 # Device lifecycle: rdma link add/delete, uverbs visibility through the
 # distro's rdma-core (rxe provider), RoCE v2 GIDs following ip addr, port
 # state and async events following carrier, MTU, parent device, per-netns
-# UDP socket, and teardown by netdev removal and module unload.
+# UDP socket, and teardown by netdev removal and module unload; then the
+# ICRC's CRC-32 picked at load (icrc=), each choice checked against
+# rdma_rxe, which drops packets whose ICRC is wrong.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_rdma.sh"
 
 check "load sroce.ko and its dependencies" sroce_load
 check "no UDP 4791 socket before the first device" eval '! udp_bound ""'
@@ -146,4 +149,52 @@ check "...and removes the device" eval '! ibdev_exists sroce_d'
 check "...and the socket" eval '! udp_bound ""'
 ip link del v6 2>/dev/null
 ip link del v0 2>/dev/null
+
+# --- icrc=: the CRC-32 behind the ICRC ------------------------------------
+icrc_param() { cat /sys/module/sroce/parameters/icrc 2>/dev/null; }
+sroce_deps
+check "icrc=bogus: load refused (EINVAL)" \
+	eval '! insmod "$SROCE_KO" icrc=bogus 2>/dev/null && ! sroce_loaded'
+modprobe rdma_rxe
+ip netns add x
+ip link add vx0 type veth peer name vx1
+ip link set vx1 netns x
+ip addr add 198.18.4.1/24 dev vx0
+ip -n x addr add 198.18.4.2/24 dev vx1
+ip link set vx0 up
+ip -n x link set vx1 up
+ip -n x link set lo up
+rdma link add rxe0 type rxe netdev vx0
+NS_S=x NS_C= DEV_S=sroce_x DEV_C=rxe0 IP_S=198.18.4.2
+for impl in auto crypto lib table; do
+	mark=$(kmsg_mark)
+	if ! insmod "$SROCE_KO" icrc=$impl; then
+		not_ok "icrc=$impl: sroce loads"
+		continue
+	fi
+	p=$(icrc_param)
+	diag "icrc=$impl: $(kmsg_since "$mark" | grep -o 'ICRC: .*')"
+	case $impl in
+	auto) check "icrc=auto: one implementation chosen ($p)" \
+		eval '[[ "$p" =~ ^(crypto|lib|table)\ \(auto\)$ ]]' ;;
+	*) check "icrc=$impl: in use ($p)" [ "$p" = "$impl ($impl)" ] ;;
+	esac
+	ip netns exec x rdma link add sroce_x type sroce netdev vx1
+	if wait_until 20 port_active rxe0 && wait_until 20 port_active sroce_x; then
+		GID_S=$(gid_index sroce_x "$(gid_v4 198.18.4.2)")
+		GID_C=$(gid_index rxe0 "$(gid_v4 198.18.4.1)")
+		d0=$(hw_stat sroce_x rx_drop_bad_icrc)
+		verify_pair "icrc=$impl: rdma_rxe <-> sroce WRITE/SEND/READ verified" \
+			-q 1 -n 4 -m 64K -o write,send,read
+		check "icrc=$impl: no ICRC drops at sroce" \
+			[ "$(hw_stat sroce_x rx_drop_bad_icrc)" = "$d0" ]
+	else
+		not_ok "icrc=$impl: rxe0 and sroce_x ports active"
+	fi
+	ip netns exec x rdma link delete sroce_x
+	check "icrc=$impl: rmmod" sroce_unload
+done
+rdma link delete rxe0
+ip link del vx0 2>/dev/null
+ip netns del x
 tap_done

@@ -412,9 +412,14 @@ static int __init sroce_module_init(void)
 {
 	int err;
 
+	err = sroce_crc_init();
+	if (err)
+		return err;
 	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	if (!sroce_wq)
-		return -ENOMEM;
+	if (!sroce_wq) {
+		err = -ENOMEM;
+		goto err_crc;
+	}
 	err = sroce_net_init();
 	if (err)
 		goto err_wq;
@@ -431,6 +436,8 @@ err_net:
 	sroce_net_exit();
 err_wq:
 	destroy_workqueue(sroce_wq);
+err_crc:
+	sroce_crc_exit();
 	return err;
 }
 
@@ -442,6 +449,7 @@ static void __exit sroce_module_exit(void)
 	sroce_net_exit();
 	pr_info("unloaded\n");
 	destroy_workqueue(sroce_wq);
+	sroce_crc_exit();
 }
 
 module_init(sroce_module_init);

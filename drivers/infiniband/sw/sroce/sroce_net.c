@@ -12,7 +12,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/crc32.h>
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -89,20 +88,6 @@ static const enum sroce_counter sroce_verdict_counter[SROCE_VERDICT_MAX] = {
  * header set is 40 bytes (BTH + AtomicETH); CNPs have 28.
  */
 #define SROCE_RX_HDR_COPY	64
-
-/**
- * sroce_crc32() - the kernel's crc32_le() in the portable core's ICRC
- * callback type (shared by receive and transmit)
- * @crc: running CRC
- * @buf: bytes
- * @len: their count
- *
- * Return: the updated CRC.
- */
-u32 sroce_crc32(u32 crc, const u8 *buf, size_t len)
-{
-	return crc32_le(crc, buf, len);
-}
 
 /*
  * sroce_rx_icrc() - verify the ICRC (Annex A17.9.1) of a parsed packet

@@ -14,6 +14,8 @@
 #include <linux/mutex.h>
 #include <net/net_namespace.h>
 
+#include "sroce/sroce_icrc.h"
+
 struct sroce_dev;
 
 struct sroce_net {
@@ -41,7 +43,10 @@ void sroce_net_put(struct sroce_net *snet);
 void sroce_net_publish(struct sroce_dev *sdev);
 void sroce_net_unpublish(struct sroce_dev *sdev);
 
-u32 sroce_crc32(u32 crc, const u8 *buf, size_t len);
+/* The ICRC's CRC-32, chosen at load (sroce_crc.c). */
+extern sroce_crc32_fn sroce_crc32;
+int sroce_crc_init(void);
+void sroce_crc_exit(void);
 void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb);
 
 int sroce_net_init(void);
