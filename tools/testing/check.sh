@@ -111,8 +111,9 @@ vm_tally() {
 # running SCRIPT, results in DIR; sets rc to vm-run.sh's status.  A guest
 # that died before the test script started (no output.log) never loaded
 # sroce: under TCG the distro kernel very rarely oopses in early boot (seen
-# once: int3 in sched_clock_cpu during text patching).  Boot once more,
-# and keep the first console.
+# once: int3 in sched_clock_cpu during text patching) or hangs (seen once:
+# silent after the switch to the hpet clocksource; vm-run.sh's boot
+# watchdog kills it).  Boot once more, and keep the first console.
 vm_boot() {
 	local dir=$1 k=$2 name=$3 mem=$4 tmo=$5 try
 	shift 5
@@ -192,16 +193,21 @@ vm_batch() {
 
 # vm_pair_suite KVER TEST: two linked guests both running TEST.sh.
 vm_pair_suite() {
-	local k=$1 t=$2 dir="$results/$1/$2" rc
+	local k=$1 t=$2 dir="$results/$1/$2" rc try
 	mkdir -p "$dir"
 	suite_start=$(date +%s)
-	tools/testing/vm/vm-pair.sh --kver "$k" --results "$dir" \
-		${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
-		${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
-		--timeout "$SROCE_VM_TIMEOUT" \
-		-- "$tree/tools/testing/guest/$t.sh" \
-		-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
-	rc=$?
+	for try in 1 2; do
+		tools/testing/vm/vm-pair.sh --kver "$k" --results "$dir" \
+			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
+			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
+			--timeout "$SROCE_VM_TIMEOUT" \
+			-- "$tree/tools/testing/guest/$t.sh" \
+			-- "$tree/tools/testing/guest/$t.sh" >"$dir/host.log" 2>&1
+		rc=$?
+		# 125: a guest's boot hung (vm-run.sh's watchdog): boot again.
+		[ "$rc" = 125 ] && [ "$try" = 1 ] || break
+		mv "$dir/host.log" "$dir/host-boot-failure.log"
+	done
 	cat "$dir/server/output.log" "$dir/client/output.log" "$dir/host.log" \
 		>"$dir/suite.log" 2>/dev/null
 	vm_tally "$k/$t" "$dir/suite.log" "$rc"

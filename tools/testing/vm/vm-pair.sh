@@ -86,15 +86,32 @@ server_pid=$!
 client_pid=$!
 
 set +e
-wait "$server_pid"
-server_rc=$?
-server_pid=''
-wait "$client_pid"
-client_rc=$?
-client_pid=''
+wait -n -p first_pid "$server_pid" "$client_pid"
+first_rc=$?
+if [ "$first_rc" = 125 ]; then
+	# One guest never started its script: the other would only wait for
+	# its peer until its own timeouts.
+	echo "vm-pair: a guest's boot hung; stopping the other" >&2
+	kill "$server_pid" "$client_pid" 2>/dev/null
+fi
+if [ "$first_pid" = "$server_pid" ]; then
+	server_rc=$first_rc
+	server_pid=''
+	wait "$client_pid"
+	client_rc=$?
+else
+	client_rc=$first_rc
+	client_pid=''
+	wait "$server_pid"
+	server_rc=$?
+fi
+server_pid='' client_pid=''
 set -e
 
 echo "vm-pair: server exit $server_rc, client exit $client_rc, results in $results" >&2
+if [ "$server_rc" = 125 ] || [ "$client_rc" = 125 ]; then
+	exit 125
+fi
 if [ "$server_rc" != 0 ]; then
 	exit "$server_rc"
 fi

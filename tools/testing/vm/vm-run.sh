@@ -9,7 +9,8 @@
 # Exit status: 0 = script exited 0 and the kernel log is clean,
 #              1 = script exited non-zero, 2 = no rc file (guest died/crashed
 #              before the script finished), 3 = bad pattern in the kernel log,
-#              124 = timeout (host- or guest-side), 64 = usage error.
+#              124 = timeout (host- or guest-side), 125 = boot hung
+#              (no test script within SROCE_VM_BOOT_TIMEOUT s), 64 = usage error.
 
 set -eu
 
@@ -194,6 +195,23 @@ start=$EPOCHREALTIME
 timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null &
 qemu_pid=$!
 trap 'kill -TERM "$qemu_pid" 2>/dev/null || true' TERM INT HUP
+# Boot watchdog: now and then a TCG guest hangs early in boot (seen once:
+# console silent after "clocksource: Switched to clocksource hpet").  One
+# that has not started its script within SROCE_VM_BOOT_TIMEOUT seconds is
+# killed rather than left to use up the whole timeout; check.sh boots it
+# again.
+boot_tmo=${SROCE_VM_BOOT_TIMEOUT:-180}
+rm -f "$results/boot-hung"
+(
+	for _ in $(seq "$boot_tmo"); do
+		sleep 1
+		[ -e "$results/output.log" ] && exit 0
+		kill -0 "$qemu_pid" 2>/dev/null || exit 0
+	done
+	echo "no test script started within ${boot_tmo}s" >"$results/boot-hung"
+	kill -TERM "$qemu_pid" 2>/dev/null
+) &
+watchdog_pid=$!
 while :; do
 	set +e
 	wait "$qemu_pid"
@@ -202,6 +220,8 @@ while :; do
 	kill -0 "$qemu_pid" 2>/dev/null || break
 done
 trap - TERM INT HUP
+kill "$watchdog_pid" 2>/dev/null || true
+wait "$watchdog_pid" 2>/dev/null || true
 elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 
 # Kernel log check: console.log minus lines that are verbatim test output
@@ -232,6 +252,10 @@ if [ -n "$hits" ]; then
 	printf '%s\n' "$hits" >&2
 fi
 
+if [ -e "$results/boot-hung" ]; then
+	msg "FAIL: boot hung, $(cat "$results/boot-hung") (see $results/console.log)"
+	exit 125
+fi
 if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
 	msg "FAIL: timeout after ${timeout_s}s (see $results/console.log)"
 	exit 124
