@@ -83,7 +83,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	rs->offset = 0;
 	rs->res_head = 0;
 	rs->nres = 1;
-	memset(rs->res, 0, SROCE_MAX_RD_ATOMIC * sizeof(*rs->res));
+	memset(rs->res, 0, rs->res_cap * sizeof(*rs->res));
 }
 
 static void sroce_qp_free_transport(struct sroce_qp *qp)
@@ -110,8 +110,9 @@ static int sroce_qp_alloc_transport(struct sroce_qp *qp)
 		qp->req.swqe = kcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
 	else
 		qp->req.swqe = vcalloc(slots, qp->req.swqe_size);
-	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
-			       GFP_KERNEL);
+	/* One entry until max_dest_rd_atomic asks for more (RTR). */
+	qp->resp.res = kcalloc(1, sizeof(*qp->resp.res), GFP_KERNEL);
+	qp->resp.res_cap = 1;
 	qp->resp.wqe = kzalloc(sizeof(*qp->resp.wqe), GFP_KERNEL);
 	if (!qp->req.swqe || !qp->resp.res || !qp->resp.wqe ||
 	    dst_cache_init(&qp->dst_cache, GFP_KERNEL)) {
@@ -440,6 +441,33 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	sroce_cc_qp_fini(qp);
 }
 
+/*
+ * Make room for @n (at least one) responder resources.  The entries keep
+ * their places, so READ responses under way go on; the old array goes
+ * once no one can reach it: every user holds qp->resp.lock.
+ */
+static int sroce_qp_grow_res(struct sroce_qp *qp, u32 n)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_rdres *res, *old;
+	unsigned long flags;
+
+	n = max_t(u32, n, 1);
+	if (n <= rs->res_cap)
+		return 0;
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	spin_lock_irqsave(&rs->lock, flags);
+	old = rs->res;
+	memcpy(res, old, rs->res_cap * sizeof(*res));
+	rs->res = res;
+	rs->res_cap = n;
+	spin_unlock_irqrestore(&rs->lock, flags);
+	kfree(old);
+	return 0;
+}
+
 /* Value checks ib_modify_qp_is_ok() leaves to the driver. */
 static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 			       int mask)
@@ -502,6 +530,12 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (err)
 		goto out;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		/* Before anything changes: the one step that can fail. */
+		err = sroce_qp_grow_res(qp, attr->max_dest_rd_atomic);
+		if (err)
+			goto out;
+	}
 	if (mask & IB_QP_AV) {
 		err = sroce_av_from_attr(&av, &attr->ah_attr);
 		if (err)

@@ -55,19 +55,26 @@ struct sroce_swqe {
 	u32 num_sge;		/* 0 with IB_SEND_INLINE */
 	u32 rkey;
 	u64 raddr;
-	u64 compare_add;
-	u64 swap;
-	/* UD */
-	u32 remote_qpn;
-	u32 remote_qkey;
-	u32 ah_num;
-	/* IB_WR_REG_MR (kernel QPs only) and IB_WR_BIND_MW */
-	struct ib_mr *reg_mr;
-	u32 reg_key;
-	u32 reg_access;
-	u64 mw_addr;
-	u64 mw_length;
-	u32 mr_lkey;
+	/* Per opcode class (sroce_req_fetch() fills only its own). */
+	union {
+		struct {	/* atomics */
+			u64 compare_add;
+			u64 swap;
+		};
+		struct {	/* UD sends */
+			u32 remote_qpn;
+			u32 remote_qkey;
+			u32 ah_num;
+		};
+		struct {	/* IB_WR_REG_MR (kernel QPs) and IB_WR_BIND_MW */
+			struct ib_mr *reg_mr;
+			u32 reg_key;
+			u32 reg_access;
+			u64 mw_addr;
+			u64 mw_length;
+			u32 mr_lkey;
+		};
+	};
 	/* Transport: PSNs this WQE occupies (RC/UC). */
 	u32 first_psn;
 	u32 last_psn;
@@ -144,7 +151,8 @@ struct sroce_resp {
 	u64 va;			/* WRITE in progress: target */
 	u32 rkey;
 	u32 wlen;		/* its RETH DMA length */
-	u32 nres;		/* entries in res[] */
+	u32 nres;		/* entries in use in res[] */
+	u32 res_cap;		/* entries allocated (grows, never shrinks) */
 	u32 res_head;		/* oldest entry */
 	struct sroce_rdres *res;
 	struct sroce_recv_copy *wqe;

@@ -746,6 +746,19 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 }
 
+/* The READ resource of the request at @psn, under the responder lock. */
+static struct sroce_rdres *sroce_resp_find_read(struct sroce_resp *rs,
+						u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < rs->nres; i++)
+		if (rs->res[i].kind == SROCE_KIND_READ_REQ &&
+		    rs->res[i].psn == psn)
+			return &rs->res[i];
+	return NULL;
+}
+
 /*
  * Build the next READ response packet under the responder lock; NULL when
  * none is due.  Responses go out in request order.
@@ -885,9 +898,13 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 			continue;
 		ibdev_dbg(qp->ibqp.device, "qp %u: read resp enobufs %#x+%u\n",
 			  qp->ibqp.qp_num, psn, sent);
-		/* Refused locally (full backlog): resend it a bit later. */
+		/*
+		 * Refused locally (full backlog): resend it a bit later.  The
+		 * entry is found again: res[] may have grown meanwhile.
+		 */
 		spin_lock_irqsave(&rs->lock, flags);
-		if (res->psn == psn && res->sent > sent)
+		res = sroce_resp_find_read(rs, psn);
+		if (res && res->sent > sent)
 			res->sent = sent;
 		spin_unlock_irqrestore(&rs->lock, flags);
 		return -ENOBUFS;
