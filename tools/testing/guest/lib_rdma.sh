@@ -80,6 +80,21 @@ gid_index() {
 	return 1
 }
 
+# rxe_veth_ns: rdma_rxe's rxe0 on vx0 (198.18.4.1, initial namespace) and
+# vx0's veth peer vx1 (198.18.4.2) in namespace x, for a sroce device there.
+rxe_veth_ns() {
+	modprobe rdma_rxe || return 1
+	ip netns add x || return 1
+	ip link add vx0 type veth peer name vx1 || return 1
+	ip link set vx1 netns x
+	ip addr add 198.18.4.1/24 dev vx0
+	ip -n x addr add 198.18.4.2/24 dev vx1
+	ip link set vx0 up
+	ip -n x link set vx1 up
+	ip -n x link set lo up
+	rdma link add rxe0 type rxe netdev vx0
+}
+
 # port_active DEV: is port 1 of DEV ACTIVE?
 port_active() {
 	local st

@@ -320,16 +320,7 @@ ip -all netns delete
 # on sroce_x's ingress marks them CE, so sroce_x sends rxe CNPs, an opcode
 # rxe does not know.
 rxe_cnp() {
-	modprobe rdma_rxe && modprobe act_csum || return 1
-	ip netns add x
-	ip link add vx0 type veth peer name vx1
-	ip link set vx1 netns x
-	ip addr add 198.18.4.1/24 dev vx0
-	ip -n x addr add 198.18.4.2/24 dev vx1
-	ip link set vx0 up
-	ip -n x link set vx1 up
-	ip -n x link set lo up
-	rdma link add rxe0 type rxe netdev vx0 &&
+	modprobe act_csum && rxe_veth_ns &&
 		ip netns exec x rdma link add sroce_x type sroce netdev vx1 ||
 		return 1
 	ip netns exec x tc qdisc add dev vx1 ingress &&

@@ -155,16 +155,7 @@ icrc_param() { cat /sys/module/sroce/parameters/icrc 2>/dev/null; }
 sroce_deps
 check "icrc=bogus: load refused (EINVAL)" \
 	eval '! insmod "$SROCE_KO" icrc=bogus 2>/dev/null && ! sroce_loaded'
-modprobe rdma_rxe
-ip netns add x
-ip link add vx0 type veth peer name vx1
-ip link set vx1 netns x
-ip addr add 198.18.4.1/24 dev vx0
-ip -n x addr add 198.18.4.2/24 dev vx1
-ip link set vx0 up
-ip -n x link set vx1 up
-ip -n x link set lo up
-rdma link add rxe0 type rxe netdev vx0
+check "rdma_rxe's rxe0 beside namespace x" rxe_veth_ns
 NS_S=x NS_C= DEV_S=sroce_x DEV_C=rxe0 IP_S=198.18.4.2
 for impl in auto crypto lib table; do
 	mark=$(kmsg_mark)

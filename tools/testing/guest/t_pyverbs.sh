@@ -190,17 +190,9 @@ run_suite() {
 # setUp walks all GIDs and, on a device with a netdev link (sroce0 on the
 # virtio NIC), runs "ls" and "ip -j addr" for each, about 0.3 s a test
 # under TCG.
-v4_gid() {
-	local d=/sys/class/infiniband/$1/ports/1 g
-	for g in $(grep -lx "$(gid_v4 "$2")" "$d"/gids/* 2>/dev/null); do
-		[ "$(cat "$d/gid_attrs/types/${g##*/}" 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "${g##*/}"; return 0; }
-	done
-	return 1
-}
 declare -A GID
-GID[rxe0]=$(v4_gid rxe0 198.18.0.1)
-GID[sroce0]=$(v4_gid sroce0 198.18.1.1)
+GID[rxe0]=$(gid_index rxe0 "$(gid_v4 198.18.0.1)")
+GID[sroce0]=$(gid_index sroce0 "$(gid_v4 198.18.1.1)")
 diag "IPv4 GID index: rxe0 ${GID[rxe0]:-none}, sroce0 ${GID[sroce0]:-none}"
 
 modprobe rdma_ucm
