@@ -3,9 +3,9 @@
  * sroce-verify - end-to-end data-integrity check of an RDMA device's RC
  * data path, through libibverbs only (no rdma_cm).
  *
- *   server:  sroce-verify -d DEV -g GIDIDX [-p PORT]
+ *   server:  sroce-verify -d DEV -g GIDIDX [-p PORT] [-H]
  *   client:  sroce-verify -d DEV -g GIDIDX [-p PORT] [-q QPS] [-n ITERS]
- *                         [-s SEED] [-m MAXSIZE] SERVER_ADDR
+ *                         [-s SEED] [-m MAXSIZE] [-H] SERVER_ADDR
  *
  * The client opens one TCP connection per QP to the server; each QP is
  * driven by its own thread on both sides.  The TCP connection exchanges the
@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +79,7 @@
 #define MSG_LEN		256		/* fixed TCP frame */
 #define MAX_QPS		64
 #define CHUNK		65536		/* verification chunk */
+#define HUGE_SZ		(2u << 20)	/* x86-64 huge page */
 #define WRID_TAG	0x5356000000000000ull
 #define WRID_RECV	0x80
 #define DEF_ITERS	16
@@ -147,6 +149,7 @@ static struct {
 	int qp_timeout;		/* IBTA local ACK timeout exponent */
 	int duration;		/* client: start no iteration after this (s) */
 	int retry_cnt;
+	bool huge;		/* buffers on 2 MiB huge pages (MAP_HUGETLB) */
 } opt = {
 	.ib_port = 1,
 	.gid_idx = -1,
@@ -668,8 +671,17 @@ static int region_init(struct qctx *q, struct region *rg, size_t len,
 	rg->len = len;
 	rg->start = PAD + skew;
 	rg->alloc_len = len + 2 * PAD + skew;
-	if (posix_memalign(&a, 4096, rg->alloc_len))
+	if (opt.huge) {
+		/* The MR then spans huge pages, from an offset inside one. */
+		rg->alloc_len = (rg->alloc_len + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+		a = mmap(NULL, rg->alloc_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (a == MAP_FAILED)
+			return fail(q, "no huge pages for %zu bytes: %s",
+				    rg->alloc_len, strerror(errno));
+	} else if (posix_memalign(&a, 4096, rg->alloc_len)) {
 		return fail(q, "out of memory (%zu bytes)", rg->alloc_len);
+	}
 	rg->alloc = a;
 	rg->mr = ibv_reg_mr(pd, rg->alloc + rg->start, len, access);
 	if (!rg->mr)
@@ -683,7 +695,10 @@ static void region_free(struct qctx *q, struct region *rg)
 	if (rg->mr && ibv_dereg_mr(rg->mr) && !q->failed)
 		fail(q, "ibv_dereg_mr failed");
 	rg->mr = NULL;
-	free(rg->alloc);
+	if (opt.huge && rg->alloc)
+		munmap(rg->alloc, rg->alloc_len);
+	else
+		free(rg->alloc);
 	rg->alloc = NULL;
 }
 
@@ -1604,6 +1619,7 @@ static void help(void)
 		"  -D SECS     client: start no iteration after SECS seconds\n"
 		"  -R N        this side's QPs' retry_cnt (default 7)\n"
 		"  -T N        this side's QPs' local ACK timeout, 4.096 us * 2^N (default 17)\n"
+		"  -H          put this side's buffers on 2 MiB huge pages (MAP_HUGETLB)\n"
 		"  -v          print every iteration\n"
 		"The client's -q -n -s -m -o apply to both sides.\n",
 		DEF_PORT, MAX_QPS, DEF_ITERS);
@@ -1760,7 +1776,7 @@ int main(int argc, char **argv)
 	double t0;
 	int c, i, n = 0;
 
-	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:D:R:T:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:D:R:T:Hvh")) != -1) {
 		switch (c) {
 		case 'd':
 			opt.dev = optarg;
@@ -1801,6 +1817,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			opt.qp_timeout = parse_int(optarg, 0, 31);
+			break;
+		case 'H':
+			opt.huge = true;
 			break;
 		case 'v':
 			opt.verbose = 1;

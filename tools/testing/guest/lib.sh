@@ -100,6 +100,25 @@ in_ns() {
 	if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
 }
 
+# pyrun DESC NS CMD...: run a pyverbs script (in namespace NS, or here
+# if NS is empty) and take its "ok - " lines as TAP; it must end with "done".
+pyrun() {
+	local desc=$1 ns=$2 out line rc
+	shift 2
+	out=$(in_ns "$ns" timeout 300 python3 "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		esac
+	done <<<"$out"
+	if [ $rc -ne 0 ] || ! grep -q 'done$' <<<"$out"; then
+		not_ok "$desc ran to the end (rc $rc)"
+		tail -n 5 <<<"$out" | sed 's/^/# /'
+	fi
+}
+
 # udp_bound NS: is UDP 4791 (0x12B7) bound in namespace NS?
 udp_bound() {
 	in_ns "$1" cat /proc/net/udp /proc/net/udp6 2>/dev/null |

@@ -37,14 +37,15 @@ def mkqp(pd, cq, depth=64):
 
 
 def connect(qp, sgid_index, dgid, dqpn, timeout=14, retry_cnt=7,
-            rnr_retry=7, min_rnr_timer=1, mtu=e.IBV_MTU_1024):
-    """RESET -> INIT -> RTR -> RTS towards @dqpn at @dgid (a GID)."""
+            rnr_retry=7, min_rnr_timer=1, mtu=e.IBV_MTU_1024, access=0):
+    """RESET -> INIT -> RTR -> RTS towards @dqpn at @dgid (a GID); the QP
+    grants remote write, read and atomics, and @access too."""
     a = QPAttr(qp_state=e.IBV_QPS_INIT)
     a.pkey_index = 0
     a.port_num = 1
     a.qp_access_flags = (e.IBV_ACCESS_REMOTE_WRITE |
                          e.IBV_ACCESS_REMOTE_READ |
-                         e.IBV_ACCESS_REMOTE_ATOMIC)
+                         e.IBV_ACCESS_REMOTE_ATOMIC | access)
     qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
               e.IBV_QP_ACCESS_FLAGS)
     a = QPAttr(qp_state=e.IBV_QPS_RTR)

@@ -28,24 +28,6 @@ if [ ! -x "$VERIFY" ]; then
 	exit 1
 fi
 
-# pyrun DESC NS CMD...: a pyverbs script's "ok - " lines as TAP.
-pyrun() {
-	local desc=$1 ns=$2 out line rc
-	shift 2
-	out=$(in_ns "$ns" timeout 300 python3 "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) ok "${line#ok - }" ;;
-		"not ok - "*) not_ok "${line#not ok - }" ;;
-		esac
-	done <<<"$out"
-	if [ $rc -ne 0 ] || ! grep -q 'done$' <<<"$out"; then
-		not_ok "$desc ran to the end (rc $rc)"
-		tail -n 5 <<<"$out" | sed 's/^/# /'
-	fi
-}
-
 # A transfer long enough to still run seconds from now.
 long_transfer() {
 	VERIFY_STALL=20 verify_start -q 2 -n 100000 -m 256K -o write,imm,read "$@"

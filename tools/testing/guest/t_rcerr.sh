@@ -9,6 +9,7 @@
 # Two RC QPs of one device talk through its own IPv4 GID (loopback).
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_rdma.sh"
 
 sroce_load || { not_ok "load sroce"; tap_done; exit 1; }
 ip netns add peer
@@ -253,7 +254,51 @@ for k in rx_access_err rx_bad_request; do
 done
 check "responder counted access errors" test "$(hw_stat sroce0 rx_access_err)" -gt 0
 check "responder counted invalid requests" test "$(hw_stat sroce0 rx_bad_request)" -gt 0
+
+# --- FLUSH and ATOMIC WRITE (IBTA 1.5 memory placement extensions) ----------
+# The core takes FLUSH rights on MRs and QPs from 6.2 on; before, FLUSH
+# requests can only meet access errors.
+if [ "$(printf '%s\n' 6.2 "$(uname -r)" | sort -V | head -n 1)" = 6.2 ]; then
+	FLUSH=flush
+else
+	FLUSH=noflush
+fi
+diag "FLUSH: $FLUSH ($(uname -r))"
+HERE=$(dirname "$0")
+pyrun "rc_flush.py on sroce0" "" "$HERE/rc_flush.py" sroce0 c612:0001 \
+	sroce0 c612:0001 sroce0 "$FLUSH" strict
 rdma link delete sroce0
+if [ "$FLUSH" = flush ]; then
+	# Wire interop: rdma_rxe has had FLUSH and ATOMIC WRITE since 6.2.
+	# It binds UDP 4791 in the initial namespace, which sroce0 held.
+	if wait_until 20 eval '! udp_bound ""' && rxe_veth_ns &&
+		ip netns exec x rdma link add sroce_x type sroce netdev vx1 &&
+		wait_until 20 port_active rxe0 && wait_until 20 port_active sroce_x; then
+		ok "rdma_rxe's rxe0 and sroce_x (namespace x) active"
+		pyrun "rc_flush.py rxe0 -> sroce_x" x "$HERE/rc_flush.py" \
+			rxe0 c612:0401 sroce_x c612:0402 "rxe0->sroce" atomic
+		pyrun "rc_flush.py sroce_x -> rxe0" x "$HERE/rc_flush.py" \
+			sroce_x c612:0402 rxe0 c612:0401 "sroce->rxe0" atomic
+		# rdma_rxe's FLUSH ICRC covers the headers twice (its opcode
+		# table gives FLUSH no payload offset, so the "payload" it
+		# hashes is the whole packet): sroce, computing the ICRC of
+		# IBTA 9.9 / Annex A17, drops rxe's FLUSHes as corrupted and
+		# rxe drops sroce's.
+		b0=$(hw_stat sroce_x rx_drop_bad_icrc)
+		check_todo "FLUSH from rdma_rxe to sroce completes" \
+			"rdma_rxe computes a nonstandard ICRC for FLUSH" \
+			eval 'RC_FLUSH_POLL=3 ip netns exec x timeout 60 python3 \
+			"$HERE/rc_flush.py" rxe0 c612:0401 sroce_x c612:0402 \
+			"rxe0->sroce" flush1 | grep -q "^ok - .*complete with"'
+		diag "sroce_x rx_drop_bad_icrc +$(($(hw_stat sroce_x rx_drop_bad_icrc) - b0)) during rdma_rxe's FLUSH"
+		ip netns exec x rdma link delete sroce_x
+	else
+		not_ok "rdma_rxe's rxe0 and sroce_x (namespace x) active"
+	fi
+	rdma link delete rxe0 2>/dev/null
+	ip link del vx0 2>/dev/null
+	ip netns del x 2>/dev/null
+fi
 check "module unloads after the error paths" eval 'wait_for 30 eval "! ibdev_exists sroce0" && sroce_unload'
 ip netns del peer
 tap_done

@@ -48,6 +48,8 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_WC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return SROCE_WC_FLUSH;
 	default:
 		return IB_WC_SEND;
 	}
@@ -480,6 +482,18 @@ static bool sroce_comp_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		return false;
 	}
 	w = sroce_comp_head(qp);
+	/*
+	 * ATOMIC WRITE and FLUSH are answered by an RDMA READ response of
+	 * length zero (as rdma_rxe does): an acknowledgment of their PSN.
+	 */
+	if (read && w && w->first_psn == psn && !pkt->payload_len &&
+	    (pkt->bth.opcode & 0x1f) == SROCE_OP_READ_RESPONSE_ONLY &&
+	    (w->opcode == SROCE_WR_ATOMIC_WRITE ||
+	     w->opcode == SROCE_WR_FLUSH)) {
+		sroce_comp_ack_through(qp, psn);
+		*kick = true;
+		return false;
+	}
 	if (!w || w->resp_psn != psn ||
 	    (read ? w->opcode != IB_WR_RDMA_READ : !sroce_wqe_is_atomic(w))) {
 		/* A duplicate, or a response to nothing we asked. */

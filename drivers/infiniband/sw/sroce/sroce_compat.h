@@ -36,6 +36,46 @@
 #define SROCE_WC_ATOMIC_WRITE	9
 
 /*
+ * FLUSH (IBTA 1.5 memory placement extensions) entered the uapi in 6.2 as
+ * well, but needs MRs registered with IB_ACCESS_FLUSH_GLOBAL, which older
+ * cores refuse: there the opcode is served and every FLUSH meets an access
+ * error.  SROCE_HAVE_FLUSH: the core knows the MR access and device bits.
+ * The user WQE carries the target in the layout below (the same union as
+ * the rdma fields of struct rxe_send_wr) and its length in dma.length,
+ * which is where rdma-core's ibv_wr_flush() puts it.
+ */
+#define SROCE_WR_FLUSH		14
+#define SROCE_WC_FLUSH		8
+
+struct sroce_flush_wr {
+	__aligned_u64 remote_addr;
+	__u32 length;
+	__u32 rkey;
+	__u8 type;		/* placement type: enum ib_placement_type */
+	__u8 level;		/* selectivity level: enum ib_selectivity_level */
+};
+
+#define SROCE_FLUSH_GLOBAL	1	/* IB_FLUSH_GLOBAL */
+#define SROCE_FLUSH_PERSISTENT	2	/* IB_FLUSH_PERSISTENT */
+#define SROCE_FLUSH_RANGE	0	/* IB_FLUSH_RANGE */
+#define SROCE_FLUSH_MR		1	/* IB_FLUSH_MR */
+
+/* SROCE_ACCESS_FLUSH_REG: the FLUSH access an MR may be registered with. */
+#ifdef SROCE_HAVE_FLUSH
+#define SROCE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#define SROCE_DEVICE_FLUSH		IB_DEVICE_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH_REG		IB_ACCESS_FLUSH_GLOBAL
+#define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define SROCE_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define SROCE_DEVICE_FLUSH		0
+#define SROCE_ACCESS_FLUSH_REG		0
+#define SROCE_DEVICE_ATOMIC_WRITE	0
+#endif
+
+/*
  * SROCE_HAVE_INET_FLAGS: 6.7 moved inet_sock's mc_loop bitfield into
  * inet_flags.  ip_sock_set_mc_loop() is not exported on either kernel.
  */

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
+#include "sroce_compat.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
 
@@ -19,7 +20,8 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_MW_BIND | \
+				 SROCE_ACCESS_FLUSH_REG)
 
 /*
  * IBTA 10.6.3.1 / o10-36: remote write and remote atomic access require

@@ -21,6 +21,7 @@
 #include "sroce/sroce_wire.h"
 #include "sroce_cc.h"
 #include "sroce_comp.h"
+#include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mcast.h"
@@ -500,7 +501,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
-				       IB_ACCESS_LOCAL_WRITE)))
+				       IB_ACCESS_LOCAL_WRITE |
+				       SROCE_ACCESS_FLUSH_REG)))
 		return -EINVAL;
 	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
 		return -EOPNOTSUPP;	/* no APM on a single-port device */

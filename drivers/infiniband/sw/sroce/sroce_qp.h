@@ -74,6 +74,10 @@ struct sroce_swqe {
 			u64 mw_length;
 			u32 mr_lkey;
 		};
+		struct {	/* FLUSH */
+			u8 flush_type;
+			u8 flush_level;
+		};
 	};
 	/* Transport: PSNs this WQE occupies (RC/UC). */
 	u32 first_psn;
@@ -143,6 +147,7 @@ struct sroce_resp {
 	 */
 	bool held;
 	bool held_atomic;
+	bool held_zero_read;
 	u8 held_syndrome;
 	u32 held_psn;
 	u32 held_msn;

@@ -74,7 +74,7 @@ bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
  */
 u32 sroce_wqe_npkts(const struct sroce_qp *qp, const struct sroce_swqe *w)
 {
-	if (sroce_wqe_is_atomic(w))
+	if (sroce_wqe_is_atomic(w) || w->opcode == SROCE_WR_FLUSH)
 		return 1;
 	return max_t(u32, DIV_ROUND_UP(w->length, qp->mtu), 1);
 }
@@ -102,6 +102,9 @@ static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case SROCE_WR_ATOMIC_WRITE:
 		return t == IB_QPT_RC;
+	case SROCE_WR_FLUSH:
+		/* Kernel verbs have no work request that carries a FLUSH. */
+		return t == IB_QPT_RC && qp->user;
 	default:
 		return false;
 	}
@@ -149,6 +152,16 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		w->compare_add = wr.wr.atomic.compare_add;
 		w->swap = wr.wr.atomic.swap;
 		break;
+	case SROCE_WR_FLUSH: {
+		struct sroce_flush_wr f;
+
+		memcpy(&f, &wr.wr, sizeof(f));
+		w->raddr = f.remote_addr;
+		w->rkey = f.rkey;
+		w->flush_type = f.type;
+		w->flush_level = f.level;
+		break;
+	}
 	case IB_WR_BIND_MW:
 		w->mw_addr = wr.wr.mw.addr;
 		w->mw_length = wr.wr.mw.length;
@@ -180,6 +193,11 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		/* The 8-byte value travels in the WQE (dma.atomic_wr). */
 		w->length = sizeof(u64);
 		memcpy(w->data, r->dma.inline_data, sizeof(u64));
+		return;
+	}
+	if (w->opcode == SROCE_WR_FLUSH) {
+		/* No local data: the length only bounds the remote range. */
+		w->length = dma.length;
 		return;
 	}
 
@@ -373,6 +391,8 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 		return base | SROCE_OP_READ_REQUEST;
 	case SROCE_WR_ATOMIC_WRITE:
 		return base | SROCE_OP_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return base | SROCE_OP_FLUSH;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		return base | SROCE_OP_COMPARE_SWAP;
 	default:
@@ -402,6 +422,13 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 		pkt.reth.rkey = w->rkey;
 		pkt.reth.dma_len = w->length - off;
 		npsn = sroce_psn_dist(req->psn, w->last_psn) + 1;
+		break;
+	case SROCE_WR_FLUSH:
+		pkt.feth.sel = w->flush_level;
+		pkt.feth.plt = w->flush_type;
+		pkt.reth.va = w->raddr;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dma_len = w->length;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:

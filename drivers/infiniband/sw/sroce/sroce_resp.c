@@ -24,6 +24,7 @@
 #include "sroce/sroce_opcode.h"
 #include "sroce/sroce_psn.h"
 #include "sroce_comp.h"
+#include "sroce_compat.h"
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
@@ -151,6 +152,7 @@ out:
 struct sroce_resp_out {
 	bool ack;		/* send an ACK, NAK or atomic ACK */
 	bool atomic;		/* ... an atomic ACK */
+	bool zero_read;		/* ... an RDMA READ response of length 0 */
 	u8 syndrome;
 	u32 psn;
 	u32 msn;
@@ -208,9 +210,12 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 	struct sroce_pkt pkt = {};
 	int len;
 
-	pkt.bth.opcode = SROCE_OPC_RC | (out->atomic ?
-					 SROCE_OP_ATOMIC_ACKNOWLEDGE :
-					 SROCE_OP_ACKNOWLEDGE);
+	if (out->atomic)
+		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ATOMIC_ACKNOWLEDGE;
+	else if (out->zero_read)
+		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_READ_RESPONSE_ONLY;
+	else
+		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ACKNOWLEDGE;
 	pkt.bth.pkey = 0xffff;
 	pkt.bth.dqpn = qp->attr.dest_qp_num;
 	pkt.bth.psn = out->psn;
@@ -563,6 +568,65 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
 	rs->msn = sroce_msn_add(rs->msn, 1);
 	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
+	out->zero_read = true;
+	return;
+access:
+	sroce_resp_access_error(qp, pkt->bth.psn, out);
+}
+
+/*
+ * FLUSH (IBTA 1.5 memory placement extensions): what earlier requests
+ * placed in the range (or the whole region) must be visible before the
+ * answer, an RDMA READ response of length zero.  Placement here is a CPU
+ * copy, so global visibility takes a write barrier.  Persistence needs an
+ * MR registered for it, which sroce never grants (it has no persistent
+ * memory to offer): such a FLUSH fails the R_Key check.
+ */
+static void sroce_resp_flush(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			     struct sroce_resp_out *out)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_resp *rs = &qp->resp;
+	u8 plt = pkt->feth.plt, sel = pkt->feth.sel;
+	u32 len = pkt->reth.dma_len;
+	u64 va = pkt->reth.va;
+	struct sroce_mem *mem;
+	int access = 0;
+
+	if (plt & SROCE_FLUSH_GLOBAL)
+		access |= SROCE_ACCESS_FLUSH_GLOBAL;
+	if (plt & SROCE_FLUSH_PERSISTENT)
+		access |= SROCE_ACCESS_FLUSH_PERSISTENT;
+	if (!access || plt > (SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT) ||
+	    sel > SROCE_FLUSH_MR) {
+		sroce_resp_bad_request(qp, pkt->bth.psn, out);
+		return;
+	}
+	/* The QP must allow the placement type, as for READ and WRITE. */
+	if ((qp->attr.qp_access_flags & access) != access)
+		goto access;
+	if (sel == SROCE_FLUSH_MR) {
+		/* Address and length are ignored: check the key's start. */
+		mem = sroce_mem_get(sdev, pkt->reth.rkey);
+		if (!mem)
+			goto access;
+		va = mem->iova;
+		len = 1;
+		sroce_mem_put(mem);
+	}
+	/* As for a READ or WRITE, a zero-length range checks no key. */
+	if (len) {
+		mem = sroce_resp_rkey(qp, pkt->reth.rkey, va, len, access);
+		if (!mem)
+			goto access;
+		sroce_mem_put(mem);
+	}
+	/* Earlier requests' stores before the answer that vouches for them. */
+	wmb();
+	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
+	rs->msn = sroce_msn_add(rs->msn, 1);
+	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
+	out->zero_read = true;
 	return;
 access:
 	sroce_resp_access_error(qp, pkt->bth.psn, out);
@@ -606,6 +670,12 @@ static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			out->orig = res->orig;
 			return;
 		}
+		return;
+	case SROCE_KIND_ATOMIC_WRITE:
+	case SROCE_KIND_FLUSH:
+		/* Executed once; answered again as the first time. */
+		sroce_resp_ack(out, psn, rs->msn);
+		out->zero_read = true;
 		return;
 	default:
 		if (pkt->bth.ack_req)
@@ -660,6 +730,9 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 		break;
 	case SROCE_KIND_ATOMIC_WRITE:
 		sroce_resp_atomic_write(qp, skb, pkt, payload_off, out);
+		break;
+	case SROCE_KIND_FLUSH:
+		sroce_resp_flush(qp, pkt, out);
 		break;
 	default:
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UNSUPPORTED, 1);
@@ -725,6 +798,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 		/* Not ahead of the READ responses still to go. */
 		rs->held = true;
 		rs->held_atomic = out.atomic;
+		rs->held_zero_read = out.zero_read;
 		rs->held_syndrome = out.syndrome;
 		rs->held_psn = out.psn;
 		rs->held_msn = out.msn;
@@ -882,6 +956,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 			held = rs->held;
 			rs->held = false;
 			out.atomic = rs->held_atomic;
+			out.zero_read = rs->held_zero_read;
 			out.syndrome = rs->held_syndrome;
 			out.psn = rs->held_psn;
 			out.msn = rs->held_msn;
@@ -999,8 +1074,6 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_comp_rx(qp, skb, pkt, payload_off);
 			return;
 		}
-		if (pkt->info->kind == SROCE_KIND_FLUSH)
-			break;
 		sroce_resp_conn(qp, skb, pkt, payload_off);
 		return;
 	case IB_QPT_UC:

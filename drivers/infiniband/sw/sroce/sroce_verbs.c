@@ -71,7 +71,9 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 SROCE_DEVICE_ATOMIC_WRITE |
+				 SROCE_DEVICE_FLUSH;
 	attr->max_mw = SROCE_MAX_MW;
 	attr->max_srq = SROCE_MAX_QP;
 	attr->max_srq_wr = SROCE_MAX_QP_WR;
