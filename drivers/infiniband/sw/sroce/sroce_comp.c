@@ -89,7 +89,7 @@ void sroce_comp_advance(struct sroce_qp *qp)
 	struct sroce_swqe *w;
 
 	while (q->own != req->fetched) {
-		w = sroce_swqe_at(req, q->index_mask, q->own);
+		w = sroce_swqe_at(req, q->own);
 		if (!w->done)
 			break;
 		if (w->rd_atomic) {
@@ -144,7 +144,7 @@ static struct sroce_swqe *sroce_comp_head(struct sroce_qp *qp)
 	u32 i;
 
 	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
+		w = sroce_swqe_at(req, i);
 		if (w->done)
 			continue;
 		if (!w->started || sroce_wqe_is_local(w))
@@ -169,7 +169,7 @@ static struct sroce_swqe *sroce_comp_find_at(struct sroce_qp *qp, u32 psn,
 	u32 i;
 
 	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
+		w = sroce_swqe_at(req, i);
 		if (!w->started)
 			return NULL;
 		if (sroce_wqe_is_local(w))
@@ -298,7 +298,7 @@ static void sroce_comp_fixup(struct sroce_qp *qp)
 	}
 	/* All sent is acknowledged: resume at the first unsent WQE. */
 	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask) {
-		w = sroce_swqe_at(req, q->index_mask, i);
+		w = sroce_swqe_at(req, i);
 		if (!w->started && !w->done)
 			break;
 	}

@@ -97,15 +97,16 @@ static void sroce_qp_free_transport(struct sroce_qp *qp)
 
 static int sroce_qp_alloc_transport(struct sroce_qp *qp)
 {
-	u32 slots = qp->sq.queue.index_mask + 1;
+	u32 slots = min_t(u32, qp->sq.queue.index_mask + 1, SROCE_SWQE_MAX);
 
+	qp->req.swqe_mask = slots - 1;	/* both powers of two */
 	qp->req.swqe_size = ALIGN(sizeof(struct sroce_swqe) +
 				  max_t(size_t, qp->sq.max_sge *
 					sizeof(struct rxe_sge),
 					qp->sq.max_inline), 8);
 	/*
-	 * kmalloc rounds a large size up to a power of two (a 256-slot SQ's
-	 * 38 KiB would take 64); vmalloc rounds to a page.
+	 * kmalloc rounds a large size up to a power of two (64 copies with
+	 * 30 SGEs, 36 KiB, would take 64); vmalloc rounds to a page.
 	 */
 	if (array_size(slots, qp->req.swqe_size) <= PAGE_SIZE)
 		qp->req.swqe = kcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
@@ -316,7 +317,7 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	sroce_comp_advance(qp);
 	while (q->own != req->fetched) {
-		w = sroce_swqe_at(req, q->index_mask, q->own);
+		w = sroce_swqe_at(req, q->own);
 		if (w->done && w->status != IB_WC_SUCCESS) {
 			/* A failed WQE behind a flushed one: its own status. */
 			struct ib_wc wc = {

@@ -37,6 +37,11 @@ enum {
 #define SROCE_REQ_WINDOW	128
 /* The requester asks for an ACK at least this often (IBTA 9.7.6.1.1). */
 #define SROCE_PKTS_PER_ACK	32
+/*
+ * Send WQEs a QP has fetched and not yet completed: the kernel copies
+ * (struct sroce_swqe) are kept for these only, not for every ring slot.
+ */
+#define SROCE_SWQE_MAX		64
 
 /**
  * struct sroce_swqe - kernel copy of one send WQE (STYLE rule 7)
@@ -107,7 +112,8 @@ struct sroce_req {
 	bool gap_set;		/* resent from gap_psn for a gap in answers */
 	u32 gap_psn;
 	size_t swqe_size;
-	struct sroce_swqe *swqe;	/* one per SQ ring slot */
+	u32 swqe_mask;		/* copies - 1: ring index -> copy */
+	struct sroce_swqe *swqe;	/* one per WQE in flight */
 };
 
 /* Kernel copy of a receive WQE, with room for the largest SGE list. */
@@ -163,10 +169,11 @@ struct sroce_resp {
 	struct sroce_recv_copy *wqe;
 };
 
+/* The copy of the WQE at SQ ring @index (fetched, not yet completed). */
 static inline struct sroce_swqe *sroce_swqe_at(struct sroce_req *req,
-					       u32 mask, u32 index)
+					       u32 index)
 {
-	return (void *)((u8 *)req->swqe + (size_t)(index & mask) *
+	return (void *)((u8 *)req->swqe + (size_t)(index & req->swqe_mask) *
 			req->swqe_size);
 }
 

@@ -119,7 +119,7 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 	struct sroce_queue *q = &qp->sq.queue;
 	struct sroce_req *req = &qp->req;
 	struct rxe_send_wqe *r = sroce_queue_addr(q, req->fetched);
-	struct sroce_swqe *w = sroce_swqe_at(req, q->index_mask, req->fetched);
+	struct sroce_swqe *w = sroce_swqe_at(req, req->fetched);
 	size_t cap = req->swqe_size - sizeof(*w);
 	struct rxe_dma_info dma;
 	struct rxe_send_wr wr;
@@ -529,7 +529,6 @@ static void sroce_req_sent(struct sroce_qp *qp,
 			   const struct sroce_req_pos *pos, int err)
 {
 	struct sroce_req *req = &qp->req;
-	u32 mask = qp->sq.queue.index_mask;
 	struct sroce_swqe *w;
 	unsigned long flags;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
@@ -546,7 +545,7 @@ static void sroce_req_sent(struct sroce_qp *qp,
 		req->psn = pos->psn;
 	} else if (req->cur != pos->cur) {
 		/* UC is unreliable: a message is done once it is sent. */
-		w = sroce_swqe_at(req, mask, pos->cur);
+		w = sroce_swqe_at(req, pos->cur);
 		w->done = true;
 		sroce_comp_advance(qp);
 	}
@@ -582,13 +581,18 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		return SROCE_REQ_IDLE;
 	if (req->cur == req->fetched) {
 		/* SQD (IBTA 10.3.1): finish messages begun, start no new. */
+		/*
+		 * A full set of WQE copies waits for a completion, whose
+		 * ACK kicks the requester again (sroce_req_has_work()).
+		 */
 		if (state == IB_QPS_SQD ||
 		    sroce_queue_peer_index(q) == req->fetched ||
-		    ((req->fetched + 1) & q->index_mask) == q->own)
+		    ((req->fetched + 1) & q->index_mask) == q->own ||
+		    ((req->fetched - q->own) & q->index_mask) > req->swqe_mask)
 			return SROCE_REQ_IDLE;
 		sroce_req_fetch(qp);
 	}
-	w = sroce_swqe_at(req, q->index_mask, req->cur);
+	w = sroce_swqe_at(req, req->cur);
 
 	if (w->done) {
 		/* Malformed, or a local op already run before a rewind. */
