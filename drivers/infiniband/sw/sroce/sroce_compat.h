@@ -60,18 +60,26 @@ struct sroce_flush_wr {
 #define SROCE_FLUSH_RANGE	0	/* IB_FLUSH_RANGE */
 #define SROCE_FLUSH_MR		1	/* IB_FLUSH_MR */
 
-/* SROCE_ACCESS_FLUSH_REG: the FLUSH access an MR may be registered with. */
+/*
+ * SROCE_ACCESS_FLUSH_REG: the FLUSH access an MR may be registered with.
+ * SROCE_QP_ACCESS_FLUSH: what a QP may grant.  ib_cm grants a connected QP
+ * both placement types when the device has either, so a QP takes
+ * persistence too; no MR can, and a persistent FLUSH fails there.
+ */
 #ifdef SROCE_HAVE_FLUSH
 #define SROCE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
 #define SROCE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
 #define SROCE_DEVICE_FLUSH		IB_DEVICE_FLUSH_GLOBAL
 #define SROCE_ACCESS_FLUSH_REG		IB_ACCESS_FLUSH_GLOBAL
+#define SROCE_QP_ACCESS_FLUSH		(IB_ACCESS_FLUSH_GLOBAL | \
+					 IB_ACCESS_FLUSH_PERSISTENT)
 #define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
 #else
 #define SROCE_ACCESS_FLUSH_GLOBAL	BIT(8)
 #define SROCE_ACCESS_FLUSH_PERSISTENT	BIT(9)
 #define SROCE_DEVICE_FLUSH		0
 #define SROCE_ACCESS_FLUSH_REG		0
+#define SROCE_QP_ACCESS_FLUSH		0
 #define SROCE_DEVICE_ATOMIC_WRITE	0
 #endif
 

@@ -503,7 +503,7 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
 				       IB_ACCESS_LOCAL_WRITE |
-				       SROCE_ACCESS_FLUSH_REG)))
+				       SROCE_QP_ACCESS_FLUSH)))
 		return -EINVAL;
 	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
 		return -EOPNOTSUPP;	/* no APM on a single-port device */
