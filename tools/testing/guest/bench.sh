@@ -167,10 +167,11 @@ scale() {	# RUN: aggregate 64 KiB write bandwidth over 1..256 QPs
 	done
 }
 
-# Memory per QP: the growth of used memory (MemTotal - MemFree: slab,
-# vmalloc'ed rings and large kmallocs, which neither Slab nor VmallocUsed
-# shows) while a pyverbs process holds MEMQ RC QPs (perftest's queue
-# sizes, moved to INIT), divided by MEMQ.
+# Memory per QP: the growth of Slab + VmallocUsed (slab objects, and the
+# vmalloc'ed rings and WQE copies: every per-QP allocation of both
+# drivers) while a pyverbs process holds MEMQ RC QPs (perftest's queue
+# sizes, moved to INIT), divided by MEMQ.  MemTotal - MemFree, used before,
+# moved by tens of KiB per QP between runs (page cache, per-CPU lists).
 qpmem() {
 	local r=$1 d
 	for d in rxe sroce; do
@@ -184,14 +185,14 @@ from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
 import pyverbs.enums as e
 
 def kmem():
-    # Page cache and reclaimable slab move MemFree by megabytes: drop them.
+    # Reclaimable slab (dentries, inodes) moves by megabytes: drop it.
     open('/proc/sys/vm/drop_caches', 'w').write('3')
     time.sleep(0.5)
     m = {}
     for line in open('/proc/meminfo'):
         k, v = line.split(':')
         m[k] = int(v.split()[0])
-    return m['MemTotal'] - m['MemFree']
+    return m['Slab'] + m['VmallocUsed']
 
 dev, n = sys.argv[1], int(sys.argv[2])
 ctx = Context(name=dev)
