@@ -9,6 +9,9 @@
 #
 #   bench.sh [full|smoke]
 #
+# For a quick A/B: BENCH_METRICS="msgrate qpmem" picks metrics, RUNS and
+# MEMQ override the full mode's counts.
+#
 # Writes raw samples to $RESULTS/bench-a.tsv, one per line:
 #   driver  metric  param  run  value
 # (tools/sroce-bench/report.py turns them into the table, JSON and plot).  The
@@ -28,7 +31,8 @@ if [ "$MODE_B" = smoke ]; then
 	RUNS=1 DUR=1 LAT_N=100 CPU_N=200 QPS_LIST="1 8 64 256" MEMQ=16
 	SCALE_MIB=128 SCALE_T=8	# (the smoke only shows the figure is produced)
 else
-	RUNS=3 DUR=2 LAT_N=2000 CPU_N=1000 QPS_LIST="1 8 64 256" MEMQ=256
+	RUNS=${RUNS:-3} DUR=2 LAT_N=2000 CPU_N=1000 QPS_LIST="1 8 64 256"
+	MEMQ=${MEMQ:-256}
 	SCALE_MIB=512 SCALE_T=64
 fi
 PORT=18600
@@ -231,7 +235,7 @@ tcp() {		# RUN: iperf3 single stream over each driver's path
 setup || { say "setup failed"; exit 1; }
 say "mode $MODE_B, $RUNS run(s), $DUR s each; rxe0 gid $G_rxe, sroce0 (ns sb) gid $G_sroce"
 for r in $(seq 1 "$RUNS"); do
-	for m in bw msgrate lat cpu scale tcp qpmem; do
+	for m in ${BENCH_METRICS:-bw msgrate lat cpu scale tcp qpmem}; do
 		say "run $r: $m"
 		"$m" "$r"
 	done

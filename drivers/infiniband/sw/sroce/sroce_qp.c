@@ -28,6 +28,7 @@
 #include "sroce_qp.h"
 #include "sroce_req.h"
 #include "sroce_resp.h"
+#include "sroce_srq.h"
 #include "sroce_verbs.h"
 
 static const char *const sroce_qp_state_names[] = {
@@ -95,27 +96,42 @@ static void sroce_qp_free_transport(struct sroce_qp *qp)
 	kfree(qp->resp.wqe);
 }
 
-static int sroce_qp_alloc_transport(struct sroce_qp *qp)
+/**
+ * sroce_swqe_alloc() - allocate @n send WQE copies of @size bytes each
+ * @n: number of copies
+ * @size: bytes per copy
+ *
+ * kmalloc rounds a large size up to a power of two (64 copies with 30
+ * SGEs, 36 KiB, would take 64); vmalloc rounds to a page.  May sleep.
+ *
+ * Return: zeroed copies, to be freed with kvfree(), or NULL.
+ */
+struct sroce_swqe *sroce_swqe_alloc(u32 n, size_t size)
 {
-	u32 slots = min_t(u32, qp->sq.queue.index_mask + 1, SROCE_SWQE_MAX);
+	if (array_size(n, size) <= PAGE_SIZE)
+		return kcalloc(n, size, GFP_KERNEL);
+	return vcalloc(n, size);
+}
 
-	qp->req.swqe_mask = slots - 1;	/* both powers of two */
+static int sroce_qp_alloc_transport(struct sroce_qp *qp, u32 recv_sge)
+{
+	u32 ring = qp->sq.queue.index_mask + 1;
+	u32 slots = min_t(u32, ring, SROCE_SWQE_MIN);
+
+	qp->req.swqe_max = min_t(u32, ring, SROCE_SWQE_MAX);
+	qp->req.swqe_mask = slots - 1;	/* all powers of two */
 	qp->req.swqe_size = ALIGN(sizeof(struct sroce_swqe) +
 				  max_t(size_t, qp->sq.max_sge *
 					sizeof(struct rxe_sge),
 					qp->sq.max_inline), 8);
-	/*
-	 * kmalloc rounds a large size up to a power of two (64 copies with
-	 * 30 SGEs, 36 KiB, would take 64); vmalloc rounds to a page.
-	 */
-	if (array_size(slots, qp->req.swqe_size) <= PAGE_SIZE)
-		qp->req.swqe = kcalloc(slots, qp->req.swqe_size, GFP_KERNEL);
-	else
-		qp->req.swqe = vcalloc(slots, qp->req.swqe_size);
+	qp->req.swqe = sroce_swqe_alloc(slots, qp->req.swqe_size);
 	/* One entry until max_dest_rd_atomic asks for more (RTR). */
 	qp->resp.res = kcalloc(1, sizeof(*qp->resp.res), GFP_KERNEL);
 	qp->resp.res_cap = 1;
-	qp->resp.wqe = kzalloc(sizeof(*qp->resp.wqe), GFP_KERNEL);
+	qp->resp.wqe_size = sizeof(struct rxe_recv_wqe) +
+			    min_t(u32, recv_sge, SROCE_MAX_SGE) *
+			    sizeof(struct rxe_sge);
+	qp->resp.wqe = kzalloc(qp->resp.wqe_size, GFP_KERNEL);
 	if (!qp->req.swqe || !qp->resp.res || !qp->resp.wqe ||
 	    dst_cache_init(&qp->dst_cache, GFP_KERNEL)) {
 		sroce_qp_free_transport(qp);
@@ -207,7 +223,10 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 
-	err = sroce_qp_alloc_transport(qp);
+	/* The responder copies receive WQEs from the RQ, or from the SRQ. */
+	err = sroce_qp_alloc_transport(qp, init->srq ?
+				       to_sroce_srq(init->srq)->rq.max_sge :
+				       cap->max_recv_sge);
 	if (err)
 		goto err_sq;
 	sroce_qp_reset_transport(qp);

@@ -40,7 +40,11 @@ enum {
 /*
  * Send WQEs a QP has fetched and not yet completed: the kernel copies
  * (struct sroce_swqe) are kept for these only, not for every ring slot.
+ * A QP starts with room for SROCE_SWQE_MIN and doubles it, up to
+ * SROCE_SWQE_MAX, only when its requester finds them all in use: most
+ * QPs never have many WQEs in flight.
  */
+#define SROCE_SWQE_MIN		8
 #define SROCE_SWQE_MAX		64
 
 /**
@@ -111,16 +115,25 @@ struct sroce_req {
 	bool rnr_wait;		/* waiting out an RNR NAK's timer */
 	bool gap_set;		/* resent from gap_psn for a gap in answers */
 	u32 gap_psn;
+	bool swqe_grow;		/* copies all in use; more may be allocated */
 	size_t swqe_size;
 	u32 swqe_mask;		/* copies - 1: ring index -> copy */
+	u32 swqe_max;		/* copies it may grow to (power of two) */
 	struct sroce_swqe *swqe;	/* one per WQE in flight */
 };
 
-/* Kernel copy of a receive WQE, with room for the largest SGE list. */
+/*
+ * Kernel copy of a receive WQE.  Sized for the largest SGE list; the
+ * responder's own copy (resp.wqe) is allocated only as large as its
+ * queue's max_sge needs (resp.wqe_size).
+ */
 struct sroce_recv_copy {
 	struct rxe_recv_wqe wqe;
 	struct rxe_sge sge[SROCE_MAX_SGE];
 };
+
+static_assert(offsetof(struct sroce_recv_copy, sge) ==
+	      sizeof(struct rxe_recv_wqe));
 
 /* Read/atomic responder resources (IBTA 9.7.5.1.7, duplicate handling). */
 struct sroce_rdres {
@@ -166,6 +179,7 @@ struct sroce_resp {
 	u32 res_cap;		/* entries allocated (grows, never shrinks) */
 	u32 res_head;		/* oldest entry */
 	struct sroce_rdres *res;
+	size_t wqe_size;	/* bytes allocated at wqe */
 	struct sroce_recv_copy *wqe;
 };
 
@@ -236,6 +250,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct sroce_swqe *sroce_swqe_alloc(u32 n, size_t size);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_wq_post_recv(struct sroce_wq *wq, const struct ib_recv_wr *wr);

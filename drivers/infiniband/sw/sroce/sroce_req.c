@@ -587,9 +587,13 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		 */
 		if (state == IB_QPS_SQD ||
 		    sroce_queue_peer_index(q) == req->fetched ||
-		    ((req->fetched + 1) & q->index_mask) == q->own ||
-		    ((req->fetched - q->own) & q->index_mask) > req->swqe_mask)
+		    ((req->fetched + 1) & q->index_mask) == q->own)
 			return SROCE_REQ_IDLE;
+		if (((req->fetched - q->own) & q->index_mask) > req->swqe_mask) {
+			/* sroce_req_run() may add copies, outside the lock. */
+			req->swqe_grow = req->swqe_mask + 1 < req->swqe_max;
+			return SROCE_REQ_IDLE;
+		}
 		sroce_req_fetch(qp);
 	}
 	w = sroce_swqe_at(req, req->cur);
@@ -700,6 +704,44 @@ void sroce_req_kick(struct sroce_qp *qp)
 		queue_work_on(qp->cpu, sroce_wq, &qp->req_work);
 }
 
+/*
+ * Double the send WQE copies of @qp (all were in use).  Called by the one
+ * running requester, so nothing else resizes them meanwhile; the completer
+ * and the timers reach them only under the SQ lock, by ring index.  On
+ * allocation failure the QP keeps the copies it has, and WQEs wait for
+ * completions as they do at SROCE_SWQE_MAX.
+ *
+ * Return: whether there are more copies now.
+ */
+static bool sroce_req_grow(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	u32 n = (req->swqe_mask + 1) * 2;
+	struct sroce_swqe *nw, *old;
+	unsigned long flags;
+	u32 i;
+
+	nw = sroce_swqe_alloc(n, req->swqe_size);
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	req->swqe_grow = false;
+	if (!nw) {
+		req->swqe_max = req->swqe_mask + 1;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		return false;
+	}
+	/* The live copies, [own, fetched), move to their new slots. */
+	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask)
+		memcpy((u8 *)nw + (size_t)(i & (n - 1)) * req->swqe_size,
+		       sroce_swqe_at(req, i), req->swqe_size);
+	old = req->swqe;
+	req->swqe = nw;
+	req->swqe_mask = n - 1;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	kvfree(old);
+	return true;
+}
+
 /**
  * sroce_req_run() - run the requester of @qp
  * @qp: queue pair
@@ -734,6 +776,9 @@ again:
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		step = sroce_req_step(qp, &skb, &av, &pos);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (step == SROCE_REQ_IDLE && qp->req.swqe_grow &&
+		    sroce_req_grow(qp))
+			step = SROCE_REQ_AGAIN;
 		if (skb) {
 			u32 len = skb->len;
 

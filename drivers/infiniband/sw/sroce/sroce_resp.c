@@ -37,8 +37,12 @@
 
 #define SROCE_GRH_BYTES		40
 
-/* Take the next receive WQE (from the QP's RQ or its SRQ); false if none. */
-static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc)
+/*
+ * Take the next receive WQE (from the QP's RQ or its SRQ) into @rc, which
+ * has @size bytes (room for the queue's max_sge SGEs); false if none.
+ */
+static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc,
+			       size_t size)
 {
 	struct sroce_srq *srq = qp->ibqp.srq ? to_sroce_srq(qp->ibqp.srq) :
 					       NULL;
@@ -51,7 +55,7 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc)
 
 	spin_lock_irqsave(&wq->lock, flags);
 	if (!sroce_queue_empty(q)) {
-		n = min_t(size_t, q->elem_size, sizeof(*rc));
+		n = min_t(size_t, q->elem_size, size);
 		memcpy(rc, sroce_queue_consumer_addr(q), n);
 		sroce_queue_advance_consumer(q);
 		got = true;
@@ -105,7 +109,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!rc || !buf)
 		goto out_nomem;
 	/* UD has no RNR: without a posted receive the packet is dropped. */
-	if (!sroce_resp_get_wqe(qp, rc)) {
+	if (!sroce_resp_get_wqe(qp, rc, sizeof(*rc))) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
 		goto out;
 	}
@@ -272,7 +276,8 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	enum ib_wc_status st;
 
 	if (first) {
-		if (!rs->have_wqe && !sroce_resp_get_wqe(qp, rs->wqe)) {
+		if (!rs->have_wqe &&
+		    !sroce_resp_get_wqe(qp, rs->wqe, rs->wqe_size)) {
 			if (rc) {
 				/* IBTA 9.7.5.1.3: RNR NAK, PSN not consumed. */
 				sroce_count(sdev->stats, SROCE_CNT_TX_RNR_NAK, 1);
@@ -390,7 +395,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	/* With immediate, a receive WQE is consumed: need one first. */
 	if (last && imm && !rs->have_wqe) {
-		if (!sroce_resp_get_wqe(qp, rs->wqe)) {
+		if (!sroce_resp_get_wqe(qp, rs->wqe, rs->wqe_size)) {
 			if (rc) {
 				sroce_count(sdev->stats, SROCE_CNT_TX_RNR_NAK, 1);
 				out->ack = true;
