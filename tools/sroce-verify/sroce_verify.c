@@ -94,10 +94,12 @@ enum op { OP_SEND, OP_WRITE, OP_WIMM, OP_READ, OP_RSEND, NOPS };
  * CMP_SWAP to two 64-bit counters of the server.  Every fetched value is
  * known in advance (one counter pair per QP, iterations in lock step), and
  * the server checks the counters after each iteration: a lost or doubled
- * atomic (a duplicate executed twice) shows at once.
+ * atomic (a duplicate executed twice) shows at once.  Twelve WQEs per
+ * iteration outnumber the 8 send WQE copies a QP starts with, so the
+ * driver grows them with WQEs in flight (and, under loss, retransmitted).
  */
 #define OPF_ATOMIC	(1u << NOPS)
-#define NATOM		4
+#define NATOM		11
 #define ATOM_INC	0x10003ull
 
 /* -o names */

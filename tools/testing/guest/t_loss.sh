@@ -165,7 +165,7 @@ for p in "${PROFILES[@]}"; do
 		-q "$QPS" -n "$ITERS" -m "$MAXSZ" -o read
 	case $name in
 	dup | all)
-		run "$name" atomic "FETCH_ADD/CMP_SWAP counters exact (x4 per iteration)" \
+		run "$name" atomic "FETCH_ADD/CMP_SWAP counters exact (12 per iteration)" \
 			-q "$QPS" -n $((ITERS * 10)) -o atomic
 		;;
 	esac
