@@ -8,12 +8,12 @@
 #
 #   bench_pair.sh [full|smoke]      (both guests run it; SROCE_ROLE says which)
 #
-# No control channel: both guests walk the same list of runs, each on its
-# own TCP port.  The server guest starts each tool server (bounded by a
-# timeout) and waits for it; the client guest retries its client until
-# the server listens.  A run lost on one side costs that run only.  The
-# client guest writes $RESULTS/bench-b.tsv (driver metric param run value,
-# as bench.sh).
+# The client guest drives, over a TCP control connection to the server
+# guest (port $CTL_PORT): it asks the server to switch drivers and to start
+# each tool server, runs its own client, then reports how that went, and
+# the server stops its side before answering.  So both stay in step even
+# when a run fails on one side.  The client guest writes
+# $RESULTS/bench-b.tsv (driver metric param run value, as bench.sh).
 #
 # Experimental (not in `make bench` by default: BENCH_TABLES="a b"): at
 # netdev MTU 9000 the client guest's virtio-net TX queue stalls ("NETDEV
@@ -27,9 +27,9 @@ set -u
 
 MODE_B=${1:-full}
 if [ "$MODE_B" = smoke ]; then
-	RUNS=1 DUR=1 LAT_N=100
+	RUNS=1 DUR=1 LAT_N=100 SCALE_MIB=32 SCALE_T=8
 else
-	RUNS=3 DUR=2 LAT_N=1000
+	RUNS=3 DUR=2 LAT_N=1000 SCALE_MIB=256 SCALE_T=32
 fi
 NETDEV=${SROCE_NETDEV:?no NIC}
 # Link MTU 1500 (RoCE 1024): at 9000 the virtual NIC stalls (above).
@@ -42,14 +42,11 @@ esac
 OUT=${RESULTS:-/tmp}/bench-b.tsv
 [ "$SROCE_ROLE" = client ] && : >"$OUT"
 PORT=18600
-SRV_T=90	# a tool server waits this long for its client
-CLI_T=90	# a client retries this long for its server
+CTL_PORT=18599
+SRV_T=120	# a tool server is stopped after this long
+CLI_T=60	# a client retries this long while its server is not up yet
 
-say() { echo "bench_pair ($SROCE_ROLE): $*"; }
-
-ip link set "$NETDEV" mtu "$NET_MTU" up
-ip link set lo up
-ip addr add "$ME/24" dev "$NETDEV"
+say() { echo "bench_pair ($SROCE_ROLE): $*" >&2; }
 
 # use DRIVER: that driver's device on the NIC, the other one gone.
 use() {
@@ -75,20 +72,23 @@ use() {
 	wait_until 20 eval "[ \"\$(active_mtu $DEV)\" = $IB_MTU ]"
 }
 
-# pt DRIVER TOOL ARGS...: one run; the client's table in /tmp/pt.cli.
+# ctl COMMAND...: (client) one request to the server guest; its answer in
+# $REPLY.  A lost control connection ends the table: nothing can be in step.
+ctl() {
+	echo "$*" >&3 && read -r -t $((SRV_T + 60)) REPLY <&3 ||
+		{ say "control connection lost at: $*"; exit 1; }
+}
+
+# pt DRIVER TOOL ARGS...: (client) one run; the client's table in /tmp/pt.cli.
 pt() {
 	local drv=$1 tool=$2 t0 rc
 	shift 2
 	PORT=$((PORT + 1))
-	if [ "$SROCE_ROLE" = server ]; then
-		timeout "$SRV_T" "$tool" -d "$DEV" -x "$GID" -F -p "$PORT" "$@" \
-			>/tmp/pt.srv 2>&1
-		return 0
-	fi
+	ctl pt "$PORT" "$tool" "$@"
 	t0=$SECONDS
 	while :; do
-		timeout 120 "$tool" -d "$DEV" -x "$GID" -F -p "$PORT" "$@" "$PEER" \
-			>/tmp/pt.cli 2>&1
+		timeout "$SRV_T" "$tool" -d "$DEV" -x "$GID" -F -p "$PORT" "$@" \
+			"$PEER" >/tmp/pt.cli 2>&1
 		rc=$?
 		# perftest's client fails at once while no server listens.
 		grep -q "Couldn't connect\|Unable to open file descriptor" /tmp/pt.cli ||
@@ -96,61 +96,151 @@ pt() {
 		[ $((SECONDS - t0)) -lt "$CLI_T" ] || break
 		sleep 0.5
 	done
-	[ $rc -eq 0 ] || say "$drv $tool $*: failed ($(tail -n2 /tmp/pt.cli | tr '\n' ' '))"
+	ctl end "$rc"
+	if [ $rc -ne 0 ]; then
+		say "$drv $tool $*: failed (rc $rc, output in fail-$PORT.cli)"
+		cp /tmp/pt.cli "${RESULTS:-/tmp}/fail-$PORT.cli"
+	fi
+	[ "$REPLY" = "rc 0" ] || say "$drv $tool $*: server side: $REPLY"
 	return $rc
 }
 
 phase() {	# DRIVER RUN
-	local d=$1 r=$2 op s q l
+	local d=$1 r=$2 op s q l n
 	for op in write send read; do
 		for s in 4096 65536 1048576; do
 			pt "$d" "ib_${op}_bw" -s "$s" -D "$DUR" --report_gbits || continue
-			[ "$SROCE_ROLE" = client ] || continue
 			sample "$d" "${op}_bw_gbps" "$s" "$r" "$(row "$s" | awk '{ print $4 }')"
 		done
 	done
 	for q in 1 8; do
 		pt "$d" ib_write_bw -s 64 -q "$q" -D "$DUR" || continue
-		[ "$SROCE_ROLE" = client ] || continue
 		sample "$d" msgrate_64b_mpps "$q" "$r" "$(row 64 | awk '{ print $5 }')"
 	done
 	for op in write send read; do
 		pt "$d" "ib_${op}_lat" -s 8 -n "$LAT_N" || continue
-		[ "$SROCE_ROLE" = client ] || continue
 		l=$(row 8)
 		sample "$d" "${op}_lat_us" typ "$r" "$(echo "$l" | awk '{ print $5 }')"
 		sample "$d" "${op}_lat_us" p99 "$r" "$(echo "$l" | awk '{ print $8 }')"
 	done
+	# As bench.sh's scale(): SCALE_MIB over the QPs, not duration mode.
+	# rdma_rxe is not run at 256 QPs over the NIC: on 6.1 its requester
+	# tasklet then never leaves softirq ("soft lockup - CPU#0 stuck for
+	# 611s", rxe_requester -> rxe_xmit_packet -> fq_codel_enqueue), the
+	# guest is lost, and so is the rest of the table.
 	for q in 1 8 64 256; do
-		pt "$d" ib_write_bw -s 65536 -q "$q" -D $((DUR > 3 ? DUR : 3)) \
-			--report_gbits -t 64 || continue
-		[ "$SROCE_ROLE" = client ] || continue
+		if [ "$d" = rxe ] && [ "$q" = 256 ]; then
+			sample "$d" agg_bw_gbps "$q" "$r" nan
+			continue
+		fi
+		n=$((SCALE_MIB * 16 / q))
+		[ "$n" -ge "$SCALE_T" ] || n=$SCALE_T
+		pt "$d" ib_write_bw -s 65536 -q "$q" -n "$n" --report_gbits \
+			-t "$SCALE_T" || continue
 		sample "$d" agg_bw_gbps "$q" "$r" "$(row 65536 | awk '{ print $4 }')"
 	done
 }
 
 tcp() {		# RUN
-	local v t0
+	local v
 	PORT=$((PORT + 1))
-	if [ "$SROCE_ROLE" = server ]; then
-		timeout "$SRV_T" iperf3 -s -1 -p "$PORT" >/dev/null 2>&1
-		return 0
-	fi
-	t0=$SECONDS
-	until v=$(iperf3 -c "$PEER" -p "$PORT" -t "$DUR" -J 2>/dev/null |
-		  jq -r '.end.sum_received.bits_per_second / 1e9' 2>/dev/null) &&
-		[ -n "$v" ] && [ "$v" != null ]; do
-		[ $((SECONDS - t0)) -lt "$CLI_T" ] || { v=nan; break; }
-		sleep 0.5
-	done
+	ctl iperf "$PORT"
+	v=$(iperf3 -c "$PEER" -p "$PORT" -t "$DUR" -J 2>/dev/null |
+		jq -r '.end.sum_received.bits_per_second / 1e9' 2>/dev/null)
+	[ -n "$v" ] && [ "$v" != null ] || v=nan
+	ctl end 0
 	sample tcp tcp_gbps 1 "$1" "$v"
 }
 
+# serve: (server) answer the client's requests, one per line on stdin,
+# one reply line each on stdout (both are the control connection).
+serve() {
+	local cmd port tool rest bg='' rc
+	while read -r cmd port tool rest; do
+		case "$cmd" in
+		use)	# use DRIVER
+			use "$port" >/tmp/use.log 2>&1
+			echo "rc $?"
+			;;
+		pt)	# pt PORT TOOL ARGS...: start the tool server
+			# shellcheck disable=SC2086 # perftest options, one word each
+			timeout "$SRV_T" "$tool" -d "$DEV" -x "$GID" -F -p "$port" \
+				$rest >/tmp/pt.srv 2>&1 &
+			bg=$!
+			echo ok
+			;;
+		iperf)	# iperf PORT: start iperf3's server, answer once it listens
+			timeout "$SRV_T" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+			bg=$!
+			wait_until 20 tcp_listening "" "$port"
+			echo ok
+			;;
+		end)	# end CLIENT_RC: stop the tool server unless that went well
+			[ "$port" = 0 ] || kill "$bg" 2>/dev/null
+			wait "$bg"
+			rc=$?
+			[ $rc -eq 0 ] || [ ! -s /tmp/pt.srv ] ||
+				cp /tmp/pt.srv "${RESULTS:-/tmp}/fail-srv.$SECONDS"
+			bg=''
+			echo "rc $rc"
+			;;
+		quit)
+			echo bye
+			return 0
+			;;
+		*)
+			echo "error: unknown request $cmd"
+			;;
+		esac
+	done
+}
+
+if [ "${2:-}" = __serve ]; then
+	# The control connection is our stdin/stdout (see below).
+	serve
+	exit 0
+fi
+
+ip link set "$NETDEV" mtu "$NET_MTU" up
+ip link set lo up
+ip addr add "$ME/24" dev "$NETDEV"
 sroce_deps || exit 1
 wait_until 60 ping -c1 -W1 198.18.0.$([ "$SROCE_ROLE" = server ] && echo 2 || echo 1) \
 	>/dev/null || { say "no link to the peer"; exit 1; }
+if [ "$SROCE_ROLE" = server ]; then
+	# Accept the client's control connection and serve it from a fresh
+	# shell (this script again) whose stdin/stdout are that connection.
+	python3 - "$ME" "$CTL_PORT" "$0" "$MODE_B" <<'EOF'
+import os
+import socket
+import sys
+
+me, port, script, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind((me, port))
+srv.listen(1)
+srv.settimeout(300)
+conn, _ = srv.accept()
+srv.close()
+os.dup2(conn.fileno(), 0)
+os.dup2(conn.fileno(), 1)
+os.execv('/bin/bash', ['bash', script, mode, '__serve'])
+EOF
+	rc=$?
+	say "done (control exit $rc)"
+	exit $rc
+fi
+
+t0=$SECONDS
+until exec 3<>"/dev/tcp/$PEER/$CTL_PORT"; do
+	[ $((SECONDS - t0)) -lt 300 ] || { say "no control connection"; exit 1; }
+	sleep 1
+done 2>/dev/null
 for d in rxe sroce; do
-	use "$d" || { say "$d setup failed"; exit 1; }
+	ctl use "$d"
+	[ "$REPLY" = "rc 0" ] || { say "server: $d setup failed"; ctl quit; exit 1; }
+	use "$d" || { say "$d setup failed"; ctl quit; exit 1; }
 	say "$d: $DEV gid $GID"
 	for r in $(seq 1 "$RUNS"); do
 		phase "$d" "$r"
@@ -159,5 +249,6 @@ done
 for r in $(seq 1 "$RUNS"); do
 	tcp "$r"
 done
-[ "$SROCE_ROLE" = client ] && say "$(wc -l <"$OUT") samples in $OUT"
+ctl quit
+say "$(wc -l <"$OUT") samples in $OUT"
 exit 0
