@@ -3,9 +3,8 @@
 #
 # `make bench`: sroce against the kernel's rdma_rxe (and TCP) on every
 # installed kernel: table A in one guest (tools/testing/guest/bench.sh: one
-# device each, client and server on it); table B, on request, in two
-# guests linked by a virtual NIC (bench_pair.sh: rxe<->rxe, then
-# sroce<->sroce, then TCP).
+# device each, client and server on it); table B in two guests linked by
+# a virtual NIC (bench_pair.sh: rxe<->rxe, then sroce<->sroce, then TCP).
 # Prints the tables, writes bench-<kver>.json and a PNG per table to
 # results/bench-<time>/.
 #
@@ -14,8 +13,7 @@
 # ~100x below hardware: only the ratios within one boot mean anything.
 #
 # Environment: KVERS="k1 k2" to pick kernels; BENCH_MODE=smoke for a short
-# run (1 sample per figure); BENCH_TABLES="a b" adds table B (experimental:
-# see bench_pair.sh).
+# run (1 sample per figure); BENCH_TABLES="a" or "b" for one table only.
 set -u
 tree=$(cd "$(dirname "$0")/.." && pwd)
 KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
@@ -23,7 +21,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
 mode=${BENCH_MODE:-full}
-tables=" ${BENCH_TABLES:-a} "
+tables=" ${BENCH_TABLES:-a b} "
 out=${BENCH_RESULTS:-$tree/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 rc=0
