@@ -77,8 +77,10 @@ use() {
 # ctl COMMAND...: (client) one request to the server guest; its answer in
 # $REPLY.  A lost control connection ends the table: nothing can be in step.
 ctl() {
-	echo "$*" >&3 && read -r -t $((SRV_T + 60)) REPLY <&3 ||
-		{ say "control connection lost at: $*"; exit 1; }
+	if ! { echo "$*" >&3 && read -r -t $((SRV_T + 60)) REPLY <&3; }; then
+		say "control connection lost at: $*"
+		exit 1
+	fi
 }
 
 # pt DRIVER TOOL ARGS...: (client) one run; the client's table in /tmp/pt.cli.
@@ -207,7 +209,7 @@ ip link set "$NETDEV" mtu "$NET_MTU" up
 ip link set lo up
 ip addr add "$ME/24" dev "$NETDEV"
 sroce_deps || exit 1
-wait_until 60 ping -c1 -W1 198.18.0.$([ "$SROCE_ROLE" = server ] && echo 2 || echo 1) \
+wait_until 60 ping -c1 -W1 "198.18.0.$([ "$SROCE_ROLE" = server ] && echo 2 || echo 1)" \
 	>/dev/null || { say "no link to the peer"; exit 1; }
 if [ "$SROCE_ROLE" = server ]; then
 	# Accept the client's control connection and serve it from a fresh
