@@ -119,6 +119,13 @@ static int sroce_qp_alloc_transport(struct sroce_qp *qp, u32 recv_sge)
 	u32 slots = min_t(u32, ring, SROCE_SWQE_MIN);
 
 	qp->req.swqe_max = min_t(u32, ring, SROCE_SWQE_MAX);
+	/*
+	 * A kernel QP may carry a storage ULP's I/O, whose requester must
+	 * not allocate (memory reclaim could wait on that very I/O): it
+	 * gets all its copies now.  Kernel QPs are few.
+	 */
+	if (!qp->user)
+		slots = qp->req.swqe_max;
 	qp->req.swqe_mask = slots - 1;	/* all powers of two */
 	qp->req.swqe_size = ALIGN(sizeof(struct sroce_swqe) +
 				  max_t(size_t, qp->sq.max_sge *

@@ -40,9 +40,9 @@ enum {
 /*
  * Send WQEs a QP has fetched and not yet completed: the kernel copies
  * (struct sroce_swqe) are kept for these only, not for every ring slot.
- * A QP starts with room for SROCE_SWQE_MIN and doubles it, up to
+ * A user QP starts with room for SROCE_SWQE_MIN and doubles it, up to
  * SROCE_SWQE_MAX, only when its requester finds them all in use: most
- * QPs never have many WQEs in flight.
+ * QPs never have many WQEs in flight.  A kernel QP gets them all at once.
  */
 #define SROCE_SWQE_MIN		8
 #define SROCE_SWQE_MAX		64
