@@ -33,7 +33,9 @@ else
 fi
 NETDEV=${SROCE_NETDEV:?no NIC}
 # Link MTU 1500 (RoCE 1024): at 9000 the virtual NIC stalls (above).
-NET_MTU=1500 IB_MTU=1024
+# BENCH_B_MTU=9000 (RoCE 4096) to try it.
+NET_MTU=${BENCH_B_MTU:-1500} IB_MTU=1024
+[ "$NET_MTU" -lt 4200 ] || IB_MTU=4096
 case "${SROCE_ROLE:-}" in
 server) ME=198.18.0.1 PEER=198.18.0.1 ;;
 client) ME=198.18.0.2 PEER=198.18.0.1 ;;

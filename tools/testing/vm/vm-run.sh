@@ -42,7 +42,8 @@ usage: ${0##*/} [options] -- SCRIPT [ARGS...]
   --net-socket PATH     add a virtio-net NIC linked to a unix stream socket
   --net-role ROLE       server (listens on PATH; start first) or client
   --nic-dangling        add a virtio-net NIC attached to nothing (eth0)
-env: SROCE_VM_KVM=1 use KVM instead of TCG; SROCE_VM_QEMU_EXTRA extra qemu args
+env: SROCE_VM_KVM=1 use KVM instead of TCG; SROCE_VM_QEMU_EXTRA extra qemu args;
+     SROCE_VM_NET=dgram links --net-socket guests by datagrams, not a stream
 EOF
 	exit 64
 }
@@ -162,7 +163,15 @@ qemu=(qemu-system-x86_64 -name "sroce-$name" -machine "${SROCE_VM_MACHINE:-q35}"
 	-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap"
 	-device virtio-rng-pci)
 
-if [ -n "$net_socket" ]; then
+if [ -n "$net_socket" ] && [ "${SROCE_VM_NET:-stream}" = dgram ]; then
+	# Datagrams between two sockets: a frame the peer cannot take yet is
+	# dropped, as on a wire, where a stream would hold the sender back.
+	peer_role=client
+	[ "$net_role" = server ] || peer_role=server
+	rm -f "$net_socket.$net_role"
+	qemu+=(-netdev "dgram,id=n0,local.type=unix,local.path=$net_socket.$net_role,remote.type=unix,remote.path=$net_socket.$peer_role"
+		-device "virtio-net-pci,netdev=n0,mac=$mac")
+elif [ -n "$net_socket" ]; then
 	if [ "$net_role" = server ]; then
 		rm -f "$net_socket"
 		server=on
