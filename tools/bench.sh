@@ -13,7 +13,9 @@
 # ~100x below hardware: only the ratios within one boot mean anything.
 #
 # Environment: KVERS="k1 k2" to pick kernels; BENCH_MODE=smoke for a short
-# run (1 sample per figure); BENCH_TABLES="a" or "b" for one table only.
+# run (1 sample per figure); BENCH_TABLES="a" or "b" for one table only;
+# BENCH_B_MTU=1500 for table B's link at 1500 (RoCE 1024; default 9000);
+# SROCE_VM_NET=stream for table B's guests on QEMU's stream netdev.
 set -u
 tree=$(cd "$(dirname "$0")/.." && pwd)
 KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
@@ -21,6 +23,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
 mode=${BENCH_MODE:-full}
+mtu_b=${BENCH_B_MTU:-9000}
 tables=" ${BENCH_TABLES:-a b} "
 out=${BENCH_RESULTS:-$tree/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -36,17 +39,18 @@ for k in $KVERS; do
 			{ echo "bench: $k: the guest run failed (see $r)"; rc=1; }
 	fi
 	[[ $tables == *" b "* ]] && echo "bench: $k ($mode), table B: two guests, output in $r-pair"
-	if [[ $tables == *" b "* ]] && ! "$tree/tools/testing/vm/vm-pair.sh" --kver "$k" --results "$r-pair" \
+	if [[ $tables == *" b "* ]] && ! SROCE_VM_NET=${SROCE_VM_NET:-dgram} \
+		"$tree/tools/testing/vm/vm-pair.sh" --kver "$k" --results "$r-pair" \
 		--timeout 5400 --append "slub_debug=-" \
-		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" \
-		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" \
+		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" "$mtu_b" \
+		-- "$tree/tools/testing/guest/bench_pair.sh" "$mode" "$mtu_b" \
 		>"$r-pair.host.log" 2>&1; then
 		echo "bench: $k: the guest pair failed (see $r-pair)"
 		rc=1
 	fi
 	specs=()
 	[[ $tables == *" a "* ]] && specs+=("table A (one device each, loopback)=$r/bench-a.tsv")
-	[[ $tables == *" b "* ]] && specs+=("table B (two guests, virtio-net link, 1 vCPU each)=$r-pair/client/bench-b.tsv")
+	[[ $tables == *" b "* ]] && specs+=("table B (two guests, virtio-net link MTU $mtu_b, 1 vCPU each)=$r-pair/client/bench-b.tsv")
 	python3 "$tree/tools/sroce-bench/report.py" --kver "$k" --out "$out" \
 		--plot "$tree/build/bench/bench_plot" "${specs[@]}" || rc=1
 done

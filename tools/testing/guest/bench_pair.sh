@@ -3,10 +3,12 @@
 #
 # `make bench`, table B: two guests over a virtual NIC (vm-pair.sh; server
 # guest 198.18.0.1, client guest 198.18.0.2 on $SROCE_NETDEV, netdev MTU
-# 1500 / RoCE MTU 1024).  Each run: rdma_rxe <-> rdma_rxe, then (rxe
-# unloaded) sroce <-> sroce, then iperf3 single-stream TCP on the same link.
+# 9000 / RoCE MTU 4096 as table A).  Each run: rdma_rxe <-> rdma_rxe, then
+# (rxe unloaded) sroce <-> sroce, then iperf3 single-stream TCP on the same
+# link.
 #
-#   bench_pair.sh [full|smoke]      (both guests run it; SROCE_ROLE says which)
+#   bench_pair.sh [full|smoke] [MTU]  (both guests run it; SROCE_ROLE says
+#                                      which; MTU 1500 runs RoCE at 1024)
 #
 # The client guest drives, over a TCP control connection to the server
 # guest (port $CTL_PORT): it asks the server to switch drivers and to start
@@ -15,11 +17,10 @@
 # when a run fails on one side.  The client guest writes
 # $RESULTS/bench-b.tsv (driver metric param run value, as bench.sh).
 #
-# Not MTU 9000 / 4096 as table A: there the client guest's virtio-net TX
-# queue stalls during rdma_rxe's runs ("NETDEV WATCHDOG: transmit queue 0
-# timed out") and never recovers: seen on 6.1 and, with the control
-# connection, on 6.12 in rdma_rxe's first run (4 KiB ib_write_bw; QEMU's
-# stream netdev under TCG).  A 6.1 smoke at 9000 once got through.
+# tools/bench.sh links the guests by datagrams (SROCE_VM_NET=dgram): over
+# QEMU's stream netdev at MTU 9000 the client guest's virtio-net TX queue
+# stalled during rdma_rxe's runs ("NETDEV WATCHDOG: transmit queue 0 timed
+# out") and never recovered, on 6.1 and 6.12.
 set -u
 . "$(dirname "$0")/lib.sh" >/dev/null
 . "$(dirname "$0")/lib_rdma.sh"
@@ -32,9 +33,7 @@ else
 	RUNS=3 DUR=2 LAT_N=1000 SCALE_MIB=256 SCALE_T=32
 fi
 NETDEV=${SROCE_NETDEV:?no NIC}
-# Link MTU 1500 (RoCE 1024): at 9000 the virtual NIC stalls (above).
-# BENCH_B_MTU=9000 (RoCE 4096) to try it.
-NET_MTU=${BENCH_B_MTU:-1500} IB_MTU=1024
+NET_MTU=${2:-9000} IB_MTU=1024
 [ "$NET_MTU" -lt 4200 ] || IB_MTU=4096
 case "${SROCE_ROLE:-}" in
 server) ME=198.18.0.1 PEER=198.18.0.1 ;;
