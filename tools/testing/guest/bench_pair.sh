@@ -33,9 +33,7 @@ else
 	RUNS=3 DUR=2 LAT_N=1000 SCALE_MIB=256 SCALE_T=32
 fi
 NETDEV=${SROCE_NETDEV:?no NIC}
-# (The control loop on the server gets the MTU as its third argument.)
 NET_MTU=${2:-9000} IB_MTU=1024
-[ "$NET_MTU" != __serve ] || NET_MTU=${3:-9000}
 [ "$NET_MTU" -lt 4200 ] || IB_MTU=4096
 case "${SROCE_ROLE:-}" in
 server) ME=198.18.0.1 PEER=198.18.0.1 ;;
@@ -207,7 +205,7 @@ serve() {
 	done
 }
 
-if [ "${2:-}" = __serve ]; then
+if [ "${3:-}" = __serve ]; then
 	# The control connection is our stdin/stdout (see below).
 	serve
 	exit 0
@@ -237,7 +235,7 @@ conn, _ = srv.accept()
 srv.close()
 os.dup2(conn.fileno(), 0)
 os.dup2(conn.fileno(), 1)
-os.execv('/bin/bash', ['bash', script, mode, '__serve', mtu])
+os.execv('/bin/bash', ['bash', script, mode, mtu, '__serve'])
 EOF
 	rc=$?
 	say "done (control exit $rc)"
