@@ -214,6 +214,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->mtu = SROCE_MTU_MIN;
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
+	if (uctx)
+		qp->db = &container_of(uctx, struct sroce_ucontext, ibuc)->db;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_sroce_cq(init->send_cq);
 	qp->rcq = to_sroce_cq(init->recv_cq);
@@ -843,7 +845,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (state == IB_QPS_ERR)
 		sroce_sq_flush(qp);
 	else if (qp->user && qp->ibqp.qp_type != IB_QPT_UC)
-		sroce_req_run(qp);	/* the doorbell: process context */
+		sroce_req_doorbell(qp);	/* process context */
 	else
 		/*
 		 * Kernel ULPs post from any context, ib_mad with IRQs off under

@@ -24,6 +24,7 @@
 #define SROCE_MAX_RD_ATOMIC	128
 
 struct sroce_cq;
+struct sroce_db_hint;
 
 /* qp->flags bits */
 enum {
@@ -183,12 +184,20 @@ struct sroce_resp {
 	struct sroce_recv_copy *wqe;
 };
 
+/* Copy for ring index @index in an array of @mask + 1 copies at @base. */
+static inline struct sroce_swqe *sroce_swqe_slot(struct sroce_swqe *base,
+						 u32 mask, size_t size,
+						 u32 index)
+{
+	return (void *)((u8 *)base + (size_t)(index & mask) * size);
+}
+
 /* The copy of the WQE at SQ ring @index (fetched, not yet completed). */
 static inline struct sroce_swqe *sroce_swqe_at(struct sroce_req *req,
 					       u32 index)
 {
-	return (void *)((u8 *)req->swqe + (size_t)(index & req->swqe_mask) *
-			req->swqe_size);
+	return sroce_swqe_slot(req->swqe, req->swqe_mask, req->swqe_size,
+			       index);
 }
 
 struct sroce_wq {
@@ -223,9 +232,11 @@ struct sroce_qp {
 	u32 mtu;		/* path MTU in bytes (RC/UC) */
 	/*
 	 * CPU that runs the QP's work items: packets sent from one CPU stay
-	 * in order through the per-CPU backlogs of veth and loopback.
+	 * in order through the per-CPU backlogs of veth and loopback.  A
+	 * streaming doorbell moves it, once, off the poster's CPU.
 	 */
 	int cpu;
+	struct sroce_db_hint *db;	/* user QPs: their context's */
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_wq sq;

@@ -17,6 +17,7 @@
  * inline lengths and every lkey are checked before use.
  */
 #include <linux/hash.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 
 #include "sroce/sroce_hdr.h"
@@ -33,6 +34,7 @@
 #include "sroce_req.h"
 #include "sroce_stats.h"
 #include "sroce_tx.h"
+#include "sroce_verbs.h"
 
 #define SROCE_REQ_BUDGET	256
 
@@ -700,8 +702,16 @@ bool sroce_req_has_work(struct sroce_qp *qp)
 void sroce_req_kick(struct sroce_qp *qp)
 {
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
+	/*
+	 * A running instance tests PENDING after it clears RUNNING (full
+	 * barriers on both sides), so it either sees this kick or we see it
+	 * gone: no work item to queue and wake while it is still at it.
+	 */
+	smp_mb__after_atomic();
+	if (test_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
+		return;
 	if (!test_bit(SROCE_QP_DYING, &qp->flags))
-		queue_work_on(qp->cpu, sroce_wq, &qp->req_work);
+		queue_work_on(READ_ONCE(qp->cpu), sroce_wq, &qp->req_work);
 }
 
 /*
@@ -732,7 +742,7 @@ static bool sroce_req_grow(struct sroce_qp *qp)
 	}
 	/* The live copies, [own, fetched), move to their new slots. */
 	for (i = q->own; i != req->fetched; i = (i + 1) & q->index_mask)
-		memcpy((u8 *)nw + (size_t)(i & (n - 1)) * req->swqe_size,
+		memcpy(sroce_swqe_slot(nw, n - 1, req->swqe_size, i),
 		       sroce_swqe_at(req, i), req->swqe_size);
 	old = req->swqe;
 	req->swqe = nw;
@@ -748,8 +758,10 @@ static bool sroce_req_grow(struct sroce_qp *qp)
  *
  * Whoever finds it idle runs it; a caller that finds it running leaves its
  * work to the running instance, which looks again before it stops.
+ *
+ * Return: whether this call ran it.
  */
-void sroce_req_run(struct sroce_qp *qp)
+bool sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum sroce_req_step step;
@@ -762,7 +774,7 @@ void sroce_req_run(struct sroce_qp *qp)
 	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	if (test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
-		return;
+		return false;
 again:
 	clear_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	/* Pairs with the barrier implied by set_bit + test_and_set_bit. */
@@ -802,7 +814,7 @@ again:
 		/* Leave the rest to the work item: bounded time per caller. */
 		clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
 		sroce_req_kick(qp);
-		return;
+		return true;
 	}
 	clear_bit(SROCE_QP_REQ_RUNNING, &qp->flags);
 	/* Kicks that found us running set PENDING before we cleared RUNNING. */
@@ -810,4 +822,56 @@ again:
 	if (test_bit(SROCE_QP_REQ_PENDING, &qp->flags) &&
 	    !test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
 		goto again;
+	return true;
+}
+
+/*
+ * Another online CPU than @cpu, or @cpu itself when it is the only one.
+ */
+static int sroce_other_cpu(int cpu)
+{
+	int next = cpumask_next(cpu, cpu_online_mask);
+
+	return next < nr_cpu_ids ? next : cpumask_first(cpu_online_mask);
+}
+
+/**
+ * sroce_req_doorbell() - a user QP's post_send: run or defer the requester
+ * @qp: queue pair
+ *
+ * A poster that waits for an answer between posts (a ping-pong) is best
+ * served inline: the packet leaves before the syscall returns.  A poster
+ * that rings again within a quarter of the time an inline run takes is
+ * streaming (a ping-pong's peer needs about half a run to answer); then
+ * the requester runs on the QP's work CPU, moved off the poster's, so
+ * that syscalls and protocol work overlap and the worker drains many WQEs
+ * per run.  The timestamps are hints shared by the user context's QPs:
+ * threads ringing at once can only skew the choice, never the protocol,
+ * which the REQ_RUNNING bit keeps to one executor per QP.
+ */
+void sroce_req_doorbell(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_db_hint *db = qp->db;
+	int cpu = raw_smp_processor_id();	/* a hint: may migrate */
+	u64 now = local_clock(), end;
+	bool ran;
+
+	if (now - READ_ONCE(db->exit) < READ_ONCE(db->cost) / 4) {
+		if (READ_ONCE(qp->cpu) == cpu)
+			WRITE_ONCE(qp->cpu, sroce_other_cpu(cpu));
+		if (READ_ONCE(qp->cpu) != cpu) {
+			sroce_count(sdev->stats, SROCE_CNT_DOORBELL_DEFERRED, 1);
+			sroce_req_kick(qp);
+			WRITE_ONCE(db->exit, local_clock());
+			return;
+		}
+	}
+	sroce_count(sdev->stats, SROCE_CNT_DOORBELL_INLINE, 1);
+	ran = sroce_req_run(qp);
+	end = local_clock();
+	WRITE_ONCE(db->exit, end);
+	/* Finding the worker busy says nothing about what a run costs. */
+	if (ran)
+		WRITE_ONCE(db->cost, end - now);
 }

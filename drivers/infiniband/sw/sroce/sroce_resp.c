@@ -995,7 +995,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 static void sroce_resp_read_defer(struct sroce_qp *qp)
 {
 	if (!test_bit(SROCE_QP_DYING, &qp->flags))
-		queue_work_on(qp->cpu, sroce_wq, &qp->resp_work);
+		queue_work_on(READ_ONCE(qp->cpu), sroce_wq, &qp->resp_work);
 }
 
 /*

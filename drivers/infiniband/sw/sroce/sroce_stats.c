@@ -44,6 +44,8 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_NP_CNP_SENT].name		= "np_cnp_sent",
 	[SROCE_CNT_RP_CNP_HANDLED].name		= "rp_cnp_handled",
 	[SROCE_CNT_RP_CNP_IGNORED].name		= "rp_cnp_ignored",
+	[SROCE_CNT_DOORBELL_INLINE].name	= "doorbell_inline",
+	[SROCE_CNT_DOORBELL_DEFERRED].name	= "doorbell_deferred",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -47,6 +47,8 @@ enum sroce_counter {
 	SROCE_CNT_NP_CNP_SENT,		/* CNPs sent (notification point) */
 	SROCE_CNT_RP_CNP_HANDLED,	/* CNPs that fed a QP's rate control */
 	SROCE_CNT_RP_CNP_IGNORED,	/* CNPs for a QP without rate control */
+	SROCE_CNT_DOORBELL_INLINE,	/* user doorbells that ran the requester */
+	SROCE_CNT_DOORBELL_DEFERRED,	/* ... that left it to the QP's worker */
 	SROCE_NUM_COUNTERS,
 };
 

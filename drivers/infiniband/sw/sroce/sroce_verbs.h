@@ -10,8 +10,19 @@
 
 struct sroce_dev;
 
+/*
+ * How a process rings its QPs' doorbells (sroce_req_doorbell()): kept per
+ * user context, since one poster streaming over many QPs rings each of
+ * them only now and then.
+ */
+struct sroce_db_hint {
+	u64 exit;		/* local_clock() as the last doorbell returned */
+	u64 cost;		/* ns the last inline requester run took */
+};
+
 struct sroce_ucontext {
 	struct ib_ucontext ibuc;
+	struct sroce_db_hint db;
 };
 
 struct sroce_pd {
