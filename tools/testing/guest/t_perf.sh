@@ -118,5 +118,14 @@ perf ib_send_lat 64 -- -I 64 -s 64 -n 100 -c UD
 perf ib_write_bw 1048576 -- -m 1024 -s 1048576 -n 5
 perf ib_send_bw 1048576 -- -m 1024 -s 1048576 -n 5 -c UC
 
+# Every user post_send rang a doorbell that either ran the requester or
+# left it to the QP's worker (which one depends on the poster's pace).
+if [ "${1:-sroce}" = sroce ]; then
+	DB_I=$(($(hw_stat "$DEV_C" doorbell_inline) + $(hw_stat "$DEV_S" doorbell_inline)))
+	DB_D=$(($(hw_stat "$DEV_C" doorbell_deferred) + $(hw_stat "$DEV_S" doorbell_deferred)))
+	diag "doorbells: $DB_I run inline, $DB_D deferred to the QP's worker"
+	check "doorbell counters count the user doorbells" [ $((DB_I + DB_D)) -gt 0 ]
+fi
+
 rdma_teardown
 tap_done
