@@ -233,7 +233,7 @@ struct sroce_qp {
 	/*
 	 * CPU that runs the QP's work items: packets sent from one CPU stay
 	 * in order through the per-CPU backlogs of veth and loopback.  A
-	 * streaming doorbell moves it, once, off the poster's CPU.
+	 * streaming doorbell moves it off the poster's CPU (sroce_req.c).
 	 */
 	int cpu;
 	struct sroce_db_hint *db;	/* user QPs: their context's */
