@@ -840,12 +840,12 @@ static int sroce_other_cpu(int cpu)
  * @qp: queue pair
  *
  * A poster that waits for an answer between posts (a ping-pong) is best
- * served inline: the packet leaves before the syscall returns.  A poster
- * that rings again within a quarter of the time an inline run takes is
- * streaming (a ping-pong's peer needs about half a run to answer); then
- * the requester runs on the QP's work CPU, moved off the poster's, so
- * that syscalls and protocol work overlap and the worker drains many WQEs
- * per run.  The timestamps are hints shared by the user context's QPs:
+ * served inline: the packet leaves before the syscall returns.  An RC
+ * poster that rings again within a quarter of the time an inline run
+ * takes is streaming (a ping-pong's peer needs about half a run to
+ * answer); then the requester runs on the QP's work CPU, moved off the
+ * poster's, so that syscalls and protocol work overlap and the worker
+ * drains many WQEs per run.  The timestamps are hints shared by the user context's QPs:
  * threads ringing at once can only skew the choice, never the protocol,
  * which the REQ_RUNNING bit keeps to one executor per QP.
  */
@@ -857,7 +857,13 @@ void sroce_req_doorbell(struct sroce_qp *qp)
 	u64 now = local_clock(), end;
 	bool ran;
 
-	if (now - READ_ONCE(db->exit) < READ_ONCE(db->cost) / 4) {
+	/*
+	 * RC only: a UD send is done once its packet is built, and a poster
+	 * may destroy the QP right after posting (rdma-core's mckey does):
+	 * WQEs still waiting for the worker would then never leave.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	    now - READ_ONCE(db->exit) < READ_ONCE(db->cost) / 4) {
 		if (READ_ONCE(qp->cpu) == cpu)
 			WRITE_ONCE(qp->cpu, sroce_other_cpu(cpu));
 		if (READ_ONCE(qp->cpu) != cpu) {
