@@ -68,6 +68,7 @@ const char *sroce_verdict_name(enum sroce_verdict v);
 enum sroce_verdict sroce_bth_parse(const u8 *buf, size_t len,
 				   struct sroce_bth *bth);
 void sroce_bth_build(u8 *buf, const struct sroce_bth *bth);
+void sroce_bth_set_ack_req(u8 *buf);
 
 unsigned int sroce_path_mtu(unsigned int netdev_mtu);
 unsigned int sroce_min_netdev_mtu(void);

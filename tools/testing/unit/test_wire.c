@@ -27,6 +27,12 @@ static void test_bth_roundtrip(void)
 	      out.pkey == 0xffff && !out.fecn && out.becn &&
 	      out.dqpn == 0xabcdef && out.ack_req && out.psn == 0x123456,
 	      "every BTH field survives build + parse");
+
+	in.ack_req = false;
+	sroce_bth_build(buf, &in);
+	sroce_bth_set_ack_req(buf);
+	CHECK(memcmp(buf, expect, sizeof(expect)) == 0,
+	      "AckReq set after the build gives the same bytes");
 }
 
 static void test_bth_rejects(void)

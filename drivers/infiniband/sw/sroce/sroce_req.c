@@ -23,6 +23,7 @@
 #include "sroce/sroce_hdr.h"
 #include "sroce/sroce_opcode.h"
 #include "sroce/sroce_psn.h"
+#include "sroce/sroce_wire.h"
 #include "sroce_cc.h"
 #include "sroce_av.h"
 #include "sroce_comp.h"
@@ -457,8 +458,11 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	pkt.bth.pkey = 0xffff;
 	pkt.bth.dqpn = qp->attr.dest_qp_num;
 	pkt.bth.psn = req->psn;
-	/* Ask for an ACK at each message end and every so many packets. */
-	if (rc && (last || ++req->since_ack >= SROCE_PKTS_PER_ACK)) {
+	/*
+	 * Ask for an ACK every so many packets; the last packet of a run
+	 * asks too (sroce_req_flush()).
+	 */
+	if (rc && ++req->since_ack >= SROCE_PKTS_PER_ACK) {
 		pkt.bth.ack_req = true;
 		req->since_ack = 0;
 	}
@@ -752,6 +756,47 @@ static bool sroce_req_grow(struct sroce_qp *qp)
 	return true;
 }
 
+/* A built packet the requester holds until it knows what follows. */
+struct sroce_req_held {
+	struct sk_buff *skb;
+	struct sroce_av av;
+	struct sroce_req_pos pos;
+};
+
+/*
+ * Send the held packet of @qp.  The last packet of a run asks for an ACK
+ * (@last), whatever the 32-packet rule said: a run ends when the
+ * requester has nothing more to send now, and only an ACK can give it
+ * more (window, WQE copies) or complete what it sent.  A streaming run
+ * thus asks once per run, not once per message.
+ *
+ * Return: 0 (also when nothing was held) or the IP layer's -errno.
+ */
+static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
+			   bool last)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sk_buff *skb = h->skb;
+	bool local = false;
+	u32 len;
+	int err;
+
+	if (!skb)
+		return 0;
+	h->skb = NULL;
+	if (last && qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_bth_set_ack_req(skb->data);
+	len = skb->len;
+	err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp), skb,
+				  &local);
+	if (!err)
+		sroce_cc_tx_done(qp, len);
+	WRITE_ONCE(qp->req.tx_local, local);
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+		sroce_req_sent(qp, &h->pos, err);
+	return err;
+}
+
 /**
  * sroce_req_run() - run the requester of @qp
  * @qp: queue pair
@@ -759,17 +804,20 @@ static bool sroce_req_grow(struct sroce_qp *qp)
  * Whoever finds it idle runs it; a caller that finds it running leaves its
  * work to the running instance, which looks again before it stops.
  *
+ * An RC packet is sent only once the next one is built (or none is), so
+ * that it is known whether it is the run's last, which asks for an ACK.
+ *
  * Return: whether this call ran it.
  */
 bool sroce_req_run(struct sroce_qp *qp)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_req_held held = {};
 	enum sroce_req_step step;
+	struct sroce_req_pos pos;
 	struct sk_buff *skb;
 	struct sroce_av av;
 	unsigned long flags;
-	struct sroce_req_pos pos = {};
-	int budget, err;
+	int budget;
 
 	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
@@ -792,23 +840,28 @@ again:
 		    sroce_req_grow(qp))
 			step = SROCE_REQ_AGAIN;
 		if (skb) {
-			u32 len = skb->len;
-
-			err = sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb);
-			if (!err)
-				sroce_cc_tx_done(qp, len);
 			budget--;
-			if (qp->ibqp.qp_type == IB_QPT_RC ||
-			    qp->ibqp.qp_type == IB_QPT_UC)
-				sroce_req_sent(qp, &pos, err);
+			if (sroce_req_flush(qp, &held, false) == -ENOBUFS &&
+			    qp->ibqp.qp_type == IB_QPT_RC) {
+				/* Rewound to before @skb: built again. */
+				kfree_skb(skb);
+				continue;
+			}
+			held.skb = skb;
+			held.av = av;
+			held.pos = pos;
+			if (qp->ibqp.qp_type != IB_QPT_RC)
+				sroce_req_flush(qp, &held, false);
 		}
 		if (step == SROCE_REQ_ERROR) {
+			sroce_req_flush(qp, &held, true);
 			ibdev_dbg(qp->ibqp.device, "qp %u: requester error\n",
 				  qp->ibqp.qp_num);
 			sroce_qp_error(qp);
 			break;
 		}
 	} while (step != SROCE_REQ_IDLE && budget > 0);
+	sroce_req_flush(qp, &held, true);
 
 	if (budget <= 0) {
 		/* Leave the rest to the work item: bounded time per caller. */
@@ -845,9 +898,18 @@ static int sroce_other_cpu(int cpu)
  * takes is streaming (a ping-pong's peer needs about half a run to
  * answer); then the requester runs on the QP's work CPU, moved off the
  * poster's, so that syscalls and protocol work overlap and the worker
- * drains many WQEs per run.  The timestamps are hints shared by the user context's QPs:
- * threads ringing at once can only skew the choice, never the protocol,
- * which the REQ_RUNNING bit keeps to one executor per QP.
+ * drains many WQEs per run (and asks for one ACK per run).
+ *
+ * Only a QP whose packets are delivered locally (sroce_tx_local()) is
+ * deferred: there the receiver has taken each packet before the send
+ * returns, so a worker cannot run ahead of it.  Through a netdev nothing
+ * would hold a worker back but the 128-PSN window of each QP, and
+ * their sum queued in a backlog can delay ACKs beyond the retransmit
+ * timeout; the poster's own pace, inline, is the backpressure there.
+ *
+ * The timestamps are hints shared by the user context's QPs: threads
+ * ringing at once can only skew the choice, never the protocol, which the
+ * REQ_RUNNING bit keeps to one executor per QP.
  */
 void sroce_req_doorbell(struct sroce_qp *qp)
 {
@@ -862,7 +924,7 @@ void sroce_req_doorbell(struct sroce_qp *qp)
 	 * may destroy the QP right after posting (rdma-core's mckey does):
 	 * WQEs still waiting for the worker would then never leave.
 	 */
-	if (qp->ibqp.qp_type == IB_QPT_RC &&
+	if (qp->ibqp.qp_type == IB_QPT_RC && READ_ONCE(qp->req.tx_local) &&
 	    now - READ_ONCE(db->exit) < READ_ONCE(db->cost) / 4) {
 		if (READ_ONCE(qp->cpu) == cpu)
 			WRITE_ONCE(qp->cpu, sroce_other_cpu(cpu));

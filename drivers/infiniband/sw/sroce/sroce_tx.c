@@ -227,7 +227,7 @@ static struct dst_entry *sroce_route6(struct net *net, struct sock *sk,
 }
 
 static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
-		       struct sk_buff *skb, u8 tclass)
+		       struct sk_buff *skb, u8 tclass, bool *local)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct flowi4 fl = {
@@ -268,6 +268,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (rt->dst.dev->flags & IFF_LOOPBACK) {
 		skb->dev = rt->dst.dev;
 		ip_rt_put(rt);
+		*local = true;
 		return sroce_tx_local(sdev->snet->sock4->sk, skb);
 	}
 	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
@@ -283,7 +284,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 
 static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
-		       u16 sport, struct sk_buff *skb, u8 tclass)
+		       u16 sport, struct sk_buff *skb, u8 tclass, bool *local)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct flowi6 fl6 = {
@@ -321,6 +322,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		skb->dev = dst->dev;
 		dst_release(dst);
+		*local = true;
 		return sroce_tx_local(sdev->snet->sock6->sk, skb);
 	}
 	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
@@ -334,13 +336,15 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	return net_xmit_eval(err);
 }
 
-/**
- * sroce_tx_send_tc() - send one RoCEv2 packet built by the caller
+/*
+ * sroce_tx_send_where() - send one RoCEv2 packet built by the caller
  * @sdev: device
  * @av: destination
  * @sport: UDP source port (per-QP flow entropy)
  * @skb: from sroce_tx_alloc(), its data filled in; always consumed
  * @tclass: IP TOS / traffic class byte (DSCP and ECN) to send with
+ * @local: set when the route delivered it in this namespace, received
+ *         before this returned (sroce_tx_local()); else left alone
  *
  * Builds the UDP and IP headers itself (the ICRC covers IP header fields
  * that must be final before it is computed) and hands the packet to the IP
@@ -349,17 +353,18 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
  *
  * Return: 0 or -errno.
  */
-int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
-		     u16 sport, struct sk_buff *skb, u8 tclass)
+static int sroce_tx_send_where(struct sroce_dev *sdev,
+			       const struct sroce_av *av, u16 sport,
+			       struct sk_buff *skb, u8 tclass, bool *local)
 {
 	u32 len = skb->len + SROCE_ICRC_BYTES;
 	int err;
 
 	sroce_tx_udp(skb, sport);
 	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = sroce_xmit4(sdev, av, skb, tclass);
+		err = sroce_xmit4(sdev, av, skb, tclass, local);
 	else
-		err = sroce_xmit6(sdev, av, sport, skb, tclass);
+		err = sroce_xmit6(sdev, av, sport, skb, tclass, local);
 	/* net_xmit_eval() leaves NET_XMIT_DROP positive: a full queue. */
 	if (err > 0)
 		err = -ENOBUFS;
@@ -372,6 +377,44 @@ int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
 				      err);
 	}
 	return err;
+}
+
+/**
+ * sroce_tx_send_tc() - send one RoCEv2 packet built by the caller
+ * @sdev: device
+ * @av: destination
+ * @sport: UDP source port (per-QP flow entropy)
+ * @skb: from sroce_tx_alloc(), its data filled in; always consumed
+ * @tclass: IP TOS / traffic class byte (DSCP and ECN) to send with
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
+		     u16 sport, struct sk_buff *skb, u8 tclass)
+{
+	bool local = false;
+
+	return sroce_tx_send_where(sdev, av, sport, skb, tclass, &local);
+}
+
+/**
+ * sroce_tx_send_local() - send a packet with the path's traffic class
+ * @sdev: device
+ * @av: destination
+ * @sport: UDP source port (per-QP flow entropy)
+ * @skb: from sroce_tx_alloc(), its data filled in; always consumed
+ * @local: set to whether the packet was received in this namespace
+ *         before this returned (no queue between sender and receiver)
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
+			u16 sport, struct sk_buff *skb, bool *local)
+{
+	*local = false;
+	return sroce_tx_send_where(sdev, av, sport, skb,
+				   sroce_cc_tclass(sdev, av->traffic_class),
+				   local);
 }
 
 /**

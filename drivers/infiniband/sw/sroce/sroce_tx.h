@@ -19,6 +19,8 @@ struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
 int sroce_tx_paged_trailer(struct sk_buff *skb);
 int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		  u16 sport, struct sk_buff *skb);
+int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
+			u16 sport, struct sk_buff *skb, bool *local);
 int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
 		     u16 sport, struct sk_buff *skb, u8 tclass);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,

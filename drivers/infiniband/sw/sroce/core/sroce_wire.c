@@ -81,6 +81,18 @@ void sroce_bth_build(u8 *buf, const struct sroce_bth *bth)
 }
 
 /**
+ * sroce_bth_set_ack_req() - set AckReq in an encoded BTH
+ * @buf: the BTH's 12 bytes
+ *
+ * For a packet built before it was known to need an answer; the ICRC,
+ * which covers the bit, must be computed after.
+ */
+void sroce_bth_set_ack_req(u8 *buf)
+{
+	buf[8] |= 0x80;
+}
+
+/**
  * sroce_path_mtu() - largest IB path MTU a netdev MTU can carry
  * @netdev_mtu: the netdev's (L3) MTU in bytes
  *
