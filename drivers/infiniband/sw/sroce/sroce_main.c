@@ -415,7 +415,7 @@ static int __init sroce_module_init(void)
 	err = sroce_crc_init();
 	if (err)
 		return err;
-	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM, 0);
+	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!sroce_wq) {
 		err = -ENOMEM;
 		goto err_crc;
