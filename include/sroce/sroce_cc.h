@@ -136,4 +136,34 @@ static inline void sroce_np_init(u64 *last_ns)
 
 bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us);
 
+/*
+ * RC transport window: how many PSNs a requester may leave unacknowledged.
+ * IBTA leaves this to the implementation.  A fixed window lets the
+ * windows of many QPs fill whatever queue the path has; once the queueing
+ * delay passes the transport timeout, every QP times out and go-back-N
+ * resends what is still queued, and the retries run out.  So, as TCP
+ * (RFC 5681) does in packets: a timeout shrinks the window to
+ * SROCE_CWND_MIN and halves the threshold; acknowledged PSNs then grow it
+ * by their number up to the threshold (slow start), and by one per
+ * window's worth beyond it, up to @max.
+ *
+ * struct sroce_cwnd - per-QP window state
+ * @cwnd:     PSNs that may be unacknowledged, SROCE_CWND_MIN..@max
+ * @ssthresh: slow start threshold
+ * @acc:      PSNs acknowledged toward the next +1 above the threshold
+ * @max:      the fixed window it never exceeds
+ */
+#define SROCE_CWND_MIN		2U
+
+struct sroce_cwnd {
+	u32 cwnd;
+	u32 ssthresh;
+	u32 acc;
+	u32 max;
+};
+
+void sroce_cwnd_init(struct sroce_cwnd *w, u32 max);
+void sroce_cwnd_acked(struct sroce_cwnd *w, u32 n);
+void sroce_cwnd_timeout(struct sroce_cwnd *w);
+
 #endif /* SROCE_CC_H */

@@ -450,6 +450,39 @@ static void test_np(void)
 	CHECK(a && !b && c, "10 s gap: no u32 overflow in us -> ns");
 }
 
+static void test_cwnd(void)
+{
+	struct sroce_cwnd w;
+	u32 i;
+
+	sroce_cwnd_init(&w, 128);
+	CHECK(w.cwnd == 128 && w.ssthresh == 128, "starts open at max");
+	sroce_cwnd_acked(&w, 1000);
+	CHECK(w.cwnd == 128, "never above max");
+	sroce_cwnd_timeout(&w);
+	CHECK(w.cwnd == SROCE_CWND_MIN && w.ssthresh == 64,
+	      "timeout: window to the minimum, threshold halved");
+	sroce_cwnd_acked(&w, 2);
+	sroce_cwnd_acked(&w, 4);
+	CHECK(w.cwnd == 8, "slow start: +1 per acknowledged PSN");
+	sroce_cwnd_acked(&w, 100);
+	CHECK(w.cwnd == 64 && w.acc == 44,
+	      "up to the threshold, the rest counts toward +1 per window");
+	sroce_cwnd_timeout(&w);
+	sroce_cwnd_timeout(&w);
+	sroce_cwnd_timeout(&w);
+	CHECK(w.cwnd == 2 && w.ssthresh == 2, "threshold floors at the minimum");
+	for (i = 0; i < 2 + 3 + 1; i++)
+		sroce_cwnd_acked(&w, 1);
+	CHECK(w.cwnd == 4 && w.acc == 1,
+	      "congestion avoidance from the minimum: 2+3 to reach 4");
+	sroce_cwnd_acked(&w, 0xffffff);
+	CHECK(w.cwnd == 128 && w.acc == 0, "a 2^24 jump reaches max, no overflow");
+	sroce_cwnd_init(&w, 0);
+	CHECK(w.max == SROCE_CWND_MIN && w.cwnd == SROCE_CWND_MIN,
+	      "max below the minimum is raised to it");
+}
+
 int main(void)
 {
 	KTAP_START();
@@ -462,5 +495,6 @@ int main(void)
 	test_clamp();
 	test_tx_time();
 	test_np();
+	test_cwnd();
 	return KTAP_DONE();
 }

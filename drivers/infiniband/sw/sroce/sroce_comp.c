@@ -317,6 +317,9 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 old_acked)
 
 	if (req->acked_psn == old_acked)
 		return;
+	if (sroce_psn_after(req->acked_psn, old_acked))
+		sroce_cwnd_acked(&req->cwnd,
+				 sroce_psn_dist(old_acked, req->acked_psn));
 	req->retry = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;
 	req->gap_set = false;
@@ -612,6 +615,8 @@ void sroce_comp_retry_timer(struct timer_list *t)
 	req->retry--;
 	req->gap_set = false;
 	sroce_count(sdev->stats, SROCE_CNT_RETRY_TIMEOUT, 1);
+	/* The path queues more than the timeout allows: send less. */
+	sroce_cwnd_timeout(&req->cwnd);
 	/* acked_psn is the head's oldest unanswered PSN (a READ's resp_psn). */
 	sroce_comp_rewind(qp, req->acked_psn);
 	mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));

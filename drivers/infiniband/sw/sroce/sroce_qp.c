@@ -71,6 +71,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	req->acked_psn = 0;
 	req->rd_atomic = 0;
 	req->since_ack = 0;
+	sroce_cwnd_init(&req->cwnd, SROCE_REQ_WINDOW);
 	req->rnr_wait = false;
 	req->gap_set = false;
 	rs->epsn = 0;

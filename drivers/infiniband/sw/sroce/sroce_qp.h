@@ -111,6 +111,7 @@ struct sroce_req {
 	u32 acked_psn;		/* every PSN before this is acknowledged */
 	u32 rd_atomic;		/* READ/ATOMIC WQEs awaiting responses */
 	u32 since_ack;		/* packets sent since the last AckReq */
+	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */

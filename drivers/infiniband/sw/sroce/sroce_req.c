@@ -641,7 +641,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 				  max_t(u32, qp->attr.max_rd_atomic, 1))
 				return SROCE_REQ_IDLE;
 			if (sroce_psn_dist(req->acked_psn, req->psn) >=
-			    SROCE_REQ_WINDOW)
+			    req->cwnd.cwnd)
 				return SROCE_REQ_IDLE;
 		}
 		w->first_psn = req->psn;
@@ -656,7 +656,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	} else if (qp->ibqp.qp_type == IB_QPT_RC &&
 		   w->opcode != IB_WR_RDMA_READ &&
 		   sroce_psn_dist(req->acked_psn, req->psn) >=
-		   SROCE_REQ_WINDOW) {
+		   req->cwnd.cwnd) {
 		/* (A READ being re-requested is one packet: never held.) */
 		return SROCE_REQ_IDLE;
 	}

@@ -271,3 +271,63 @@ bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us)
 	*last_ns = now_ns;
 	return true;
 }
+
+/**
+ * sroce_cwnd_init() - a window open to @max, as a fixed one would be
+ * @w: state
+ * @max: largest window, >= SROCE_CWND_MIN
+ */
+void sroce_cwnd_init(struct sroce_cwnd *w, u32 max)
+{
+	if (max < SROCE_CWND_MIN)
+		max = SROCE_CWND_MIN;
+	w->max = max;
+	w->cwnd = max;
+	w->ssthresh = max;
+	w->acc = 0;
+}
+
+/**
+ * sroce_cwnd_acked() - @n more PSNs were acknowledged
+ * @w: state
+ * @n: newly acknowledged PSNs (any count; a 24-bit PSN distance)
+ */
+void sroce_cwnd_acked(struct sroce_cwnd *w, u32 n)
+{
+	u32 room;
+
+	if (w->cwnd < w->ssthresh) {
+		room = w->ssthresh - w->cwnd;
+		if (n <= room) {
+			w->cwnd += n;
+			return;
+		}
+		w->cwnd = w->ssthresh;
+		n -= room;
+	}
+	if (w->cwnd >= w->max) {
+		w->acc = 0;
+		return;
+	}
+	/* n < 2^24 and acc < cwnd <= max: no overflow. */
+	w->acc += n;
+	while (w->acc >= w->cwnd && w->cwnd < w->max) {
+		w->acc -= w->cwnd;
+		w->cwnd++;
+	}
+	if (w->cwnd >= w->max)
+		w->acc = 0;
+}
+
+/**
+ * sroce_cwnd_timeout() - the transport timer expired
+ * @w: state
+ */
+void sroce_cwnd_timeout(struct sroce_cwnd *w)
+{
+	w->ssthresh = w->cwnd / 2;
+	if (w->ssthresh < SROCE_CWND_MIN)
+		w->ssthresh = SROCE_CWND_MIN;
+	w->cwnd = SROCE_CWND_MIN;
+	w->acc = 0;
+}
