@@ -778,7 +778,6 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sk_buff *skb = h->skb;
 	bool local = false;
-	u32 len;
 	int err;
 
 	if (!skb)
@@ -786,11 +785,8 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	h->skb = NULL;
 	if (last && qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_bth_set_ack_req(skb->data);
-	len = skb->len;
 	err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp), skb,
 				  &local);
-	if (!err)
-		sroce_cc_tx_done(qp, len);
 	WRITE_ONCE(qp->req.tx_local, local);
 	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
 		sroce_req_sent(qp, &h->pos, err);
@@ -847,6 +843,11 @@ again:
 				kfree_skb(skb);
 				continue;
 			}
+			/*
+			 * Paced at build time: a run that stops for its
+			 * pace (top of the loop) still sends what it holds.
+			 */
+			sroce_cc_tx_done(qp, skb->len);
 			held.skb = skb;
 			held.av = av;
 			held.pos = pos;
