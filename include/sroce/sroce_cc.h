@@ -145,7 +145,9 @@ bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us);
  * (RFC 5681) does in packets: a timeout shrinks the window to
  * SROCE_CWND_MIN and halves the threshold; acknowledged PSNs then grow it
  * by their number up to the threshold (slow start), and by one per
- * window's worth beyond it, up to @max.
+ * window's worth beyond it, up to @max.  A new QP starts at
+ * SROCE_CWND_INIT in slow start: 256 QPs that each sent a full window at
+ * once queued 128 MB on that link, too deep to drain within the retries.
  *
  * struct sroce_cwnd - per-QP window state
  * @cwnd:     PSNs that may be unacknowledged, SROCE_CWND_MIN..@max
@@ -154,6 +156,7 @@ bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us);
  * @max:      the fixed window it never exceeds
  */
 #define SROCE_CWND_MIN		2U
+#define SROCE_CWND_INIT		8U
 
 struct sroce_cwnd {
 	u32 cwnd;

@@ -456,7 +456,10 @@ static void test_cwnd(void)
 	u32 i;
 
 	sroce_cwnd_init(&w, 128);
-	CHECK(w.cwnd == 128 && w.ssthresh == 128, "starts open at max");
+	CHECK(w.cwnd == SROCE_CWND_INIT && w.ssthresh == 128,
+	      "starts small, in slow start up to max");
+	sroce_cwnd_acked(&w, SROCE_CWND_INIT);
+	CHECK(w.cwnd == 2 * SROCE_CWND_INIT, "a window acknowledged doubles it");
 	sroce_cwnd_acked(&w, 1000);
 	CHECK(w.cwnd == 128, "never above max");
 	sroce_cwnd_timeout(&w);
@@ -481,6 +484,8 @@ static void test_cwnd(void)
 	sroce_cwnd_init(&w, 0);
 	CHECK(w.max == SROCE_CWND_MIN && w.cwnd == SROCE_CWND_MIN,
 	      "max below the minimum is raised to it");
+	sroce_cwnd_init(&w, 4);
+	CHECK(w.cwnd == 4, "a max below the initial window caps it");
 }
 
 int main(void)

@@ -107,11 +107,20 @@ void sroce_comp_advance(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * IBTA 9.7.6.1.3: 4.096 us * 2^timeout; at least 10 ms here.  Timeouts in
+ * a row (retries without progress) double it, up to 4 times: a queue that
+ * takes longer than one timeout to drain then costs fewer retries and
+ * fewer resent packets (NVIDIA NICs' adaptive retransmission backs off
+ * too).  Progress restores retry, and with it the nominal value.
+ */
 static unsigned long sroce_comp_timeout(const struct sroce_qp *qp)
 {
-	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; at least 10 ms here. */
 	u64 us = 4096ULL << min_t(u8, qp->attr.timeout, 31);
+	u8 row = qp->attr.retry_cnt > qp->req.retry ?
+		 qp->attr.retry_cnt - qp->req.retry : 0;
 
+	us <<= min_t(u8, row, 2);
 	return max(usecs_to_jiffies(div_u64(us, 1000)),
 		   msecs_to_jiffies(10));
 }

@@ -273,16 +273,16 @@ bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us)
 }
 
 /**
- * sroce_cwnd_init() - a window open to @max, as a fixed one would be
+ * sroce_cwnd_init() - a new QP's window, in slow start up to @max
  * @w: state
- * @max: largest window, >= SROCE_CWND_MIN
+ * @max: largest window (raised to SROCE_CWND_MIN)
  */
 void sroce_cwnd_init(struct sroce_cwnd *w, u32 max)
 {
 	if (max < SROCE_CWND_MIN)
 		max = SROCE_CWND_MIN;
 	w->max = max;
-	w->cwnd = max;
+	w->cwnd = max < SROCE_CWND_INIT ? max : SROCE_CWND_INIT;
 	w->ssthresh = max;
 	w->acc = 0;
 }
