@@ -155,7 +155,7 @@ bool sroce_np_cnp_allowed(u64 *last_ns, u64 now_ns, u32 min_gap_us);
  * @acc:      PSNs acknowledged toward the next +1 above the threshold
  * @max:      the fixed window it never exceeds
  */
-#define SROCE_CWND_MIN		2U
+#define SROCE_CWND_MIN		1U
 #define SROCE_CWND_INIT		8U
 
 struct sroce_cwnd {

@@ -465,6 +465,7 @@ static void test_cwnd(void)
 	sroce_cwnd_timeout(&w);
 	CHECK(w.cwnd == SROCE_CWND_MIN && w.ssthresh == 64,
 	      "timeout: window to the minimum, threshold halved");
+	sroce_cwnd_acked(&w, 1);
 	sroce_cwnd_acked(&w, 2);
 	sroce_cwnd_acked(&w, 4);
 	CHECK(w.cwnd == 8, "slow start: +1 per acknowledged PSN");
@@ -474,11 +475,11 @@ static void test_cwnd(void)
 	sroce_cwnd_timeout(&w);
 	sroce_cwnd_timeout(&w);
 	sroce_cwnd_timeout(&w);
-	CHECK(w.cwnd == 2 && w.ssthresh == 2, "threshold floors at the minimum");
-	for (i = 0; i < 2 + 3 + 1; i++)
+	CHECK(w.cwnd == 1 && w.ssthresh == 1, "threshold floors at the minimum");
+	for (i = 0; i < 1 + 2 + 3 + 1; i++)
 		sroce_cwnd_acked(&w, 1);
 	CHECK(w.cwnd == 4 && w.acc == 1,
-	      "congestion avoidance from the minimum: 2+3 to reach 4");
+	      "congestion avoidance from 1: 1+2+3 to reach 4");
 	sroce_cwnd_acked(&w, 0xffffff);
 	CHECK(w.cwnd == 128 && w.acc == 0, "a 2^24 jump reaches max, no overflow");
 	sroce_cwnd_init(&w, 0);
