@@ -15,7 +15,9 @@
 # SROCE_BATCH=0 boots once per suite); SROCE_VM_TIMEOUT per suite (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
 # SROCE_VM_APPEND adds to the guest kernel command line;
-# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
+# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch);
+# SROCE_PARALLEL=0 runs the kernels' guests one after the other, not side
+# by side.
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$tree"
@@ -221,7 +223,6 @@ bench_report() {
 	tsv=$(ls "$results/$1"/batch-*/t_bench/bench-a.tsv "$results/$1"/t_bench/bench-a.tsv 2>/dev/null | head -n1)
 	[ -n "$tsv" ] || return 0
 	mkdir -p "$results/$1/t_bench"
-	make -s bench-plot >/dev/null 2>&1
 	python3 tools/sroce-bench/report.py --kver "$1" --out "$results/$1/t_bench" \
 		--plot "$tree/build/bench/bench_plot" "table A smoke=$tsv" \
 		>"$results/$1/t_bench/report.txt" 2>&1 &&
@@ -239,11 +240,23 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
 suite tools make -C tools/sroce-verify
+make -s bench-plot >/dev/null 2>&1
+GUEST_KVERS=
 for k in $KVERS; do
 	suite "build-$k" build_check "$k"
-	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
-		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
-	batch=()
+	if make -s KVER="$k" >"$results/make-$k.log" 2>&1; then
+		GUEST_KVERS+=" $k"
+	else
+		FAILED=$((FAILED + 1))
+		echo "build for $k failed"
+	fi
+done
+
+# guest_suites KVER: every guest suite on one kernel; its counts go to
+# $results/KVER.tally.
+guest_suites() {
+	local k=$1 t batch=()
+	PASSED=0 FAILED=0 TODO=0
 	for t in $SROCE_TESTS; do
 		case $t in
 		p_* | t_pyverbs)
@@ -265,6 +278,35 @@ for k in $KVERS; do
 	done
 	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
 	bench_report "$k"
+	echo "$PASSED $FAILED $TODO" >"$results/$k.tally"
+}
+
+# The kernels' guests run side by side (SROCE_PARALLEL=0: one after the
+# other).  A guest keeps about one host CPU busy on average (its tests
+# wait on timers, links and each other), so two of them share this
+# machine's two CPUs at little cost to either, and make check takes about
+# half as long.  The first kernel reports as it goes, the others after.
+pids=()
+first=${GUEST_KVERS# }
+first=${first%% *}
+for k in $GUEST_KVERS; do
+	[ "$k" = "$first" ] && continue
+	if [ "${SROCE_PARALLEL:-1}" = 1 ]; then
+		(guest_suites "$k" >"$results/$k.out" 2>&1) &
+		pids+=($!)
+	fi
+done
+[ -n "$first" ] && (guest_suites "$first")
+[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
+for k in $GUEST_KVERS; do
+	[ "$k" != "$first" ] && [ "${SROCE_PARALLEL:-1}" = 0 ] && (guest_suites "$k")
+	[ -e "$results/$k.out" ] && cat "$results/$k.out"
+	if read -r p f t <"$results/$k.tally" 2>/dev/null; then
+		PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) TODO=$((TODO + t))
+	else
+		FAILED=$((FAILED + 1))
+		echo "not ok - $k: the guest suites did not report (see $results)"
+	fi
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"

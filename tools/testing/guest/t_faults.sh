@@ -88,7 +88,9 @@ no_user_objects() {
 
 # netns_objs: struct net objects alive (a namespace is freed by a work
 # item some time after its last user; one that never goes is a leak).
+# SLUB counts the free objects of per-CPU slabs as active: flush them.
 netns_objs() {
+	{ echo 1 >/sys/kernel/slab/net_namespace/shrink; } 2>/dev/null
 	awk '$1 == "net_namespace" { print $2 }' /proc/slabinfo
 }
 
@@ -277,10 +279,12 @@ check "module unloads once the processes are gone" eval \
 # slab check passes).  A control run without sroce (two namespaces, a
 # veth pair, ss, ip netns del) leaves the same single object: most likely
 # an object SLUB counts as active in a CPU slab.  Until this check uses a
-# control-adjusted bound it is a TODO rather than a failure.
+# control-adjusted bound it is a TODO rather than a failure (flushing
+# the per-CPU slabs first, 2026-12-04, did not make it go: it waits 15 s,
+# not a minute, while it is known to fail).
 check_todo "every network namespace is freed (net_namespace objects back to $NETNS0)" \
 	"a struct net outlives the fault tests; cause not yet found" \
-	wait_until 60 eval '[ "$(netns_objs)" -le "$NETNS0" ]'
+	wait_until 15 eval '[ "$(netns_objs)" -le "$NETNS0" ]'
 diag "net_namespace objects: $(netns_objs) (baseline $NETNS0)"
 sroce_load
 slab_snapshot >/tmp/faults_slab1

@@ -343,8 +343,8 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
  * @sport: UDP source port (per-QP flow entropy)
  * @skb: from sroce_tx_alloc(), its data filled in; always consumed
  * @tclass: IP TOS / traffic class byte (DSCP and ECN) to send with
- * @local: set when the route delivered it in this namespace, received
- *         before this returned (sroce_tx_local()); else left alone
+ * @local: set to whether the route delivered it in this namespace,
+ *         received before this returned (sroce_tx_local())
  *
  * Builds the UDP and IP headers itself (the ICRC covers IP header fields
  * that must be final before it is computed) and hands the packet to the IP
@@ -360,6 +360,7 @@ static int sroce_tx_send_where(struct sroce_dev *sdev,
 	u32 len = skb->len + SROCE_ICRC_BYTES;
 	int err;
 
+	*local = false;
 	sroce_tx_udp(skb, sport);
 	if (av->network_type == RDMA_NETWORK_IPV4)
 		err = sroce_xmit4(sdev, av, skb, tclass, local);
@@ -392,7 +393,7 @@ static int sroce_tx_send_where(struct sroce_dev *sdev,
 int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
 		     u16 sport, struct sk_buff *skb, u8 tclass)
 {
-	bool local = false;
+	bool local;
 
 	return sroce_tx_send_where(sdev, av, sport, skb, tclass, &local);
 }
@@ -406,12 +407,13 @@ int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
  * @local: set to whether the packet was received in this namespace
  *         before this returned (no queue between sender and receiver)
  *
+ * The DSCP and ECN bits come from congestion control (sroce_cc.c).
+ *
  * Return: 0 or -errno.
  */
 int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
 			u16 sport, struct sk_buff *skb, bool *local)
 {
-	*local = false;
 	return sroce_tx_send_where(sdev, av, sport, skb,
 				   sroce_cc_tclass(sdev, av->traffic_class),
 				   local);
@@ -424,15 +426,14 @@ int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
  * @sport: UDP source port (per-QP flow entropy)
  * @skb: from sroce_tx_alloc(), its data filled in; always consumed
  *
- * The DSCP and ECN bits come from congestion control (sroce_cc.c).
- *
  * Return: 0 or -errno.
  */
 int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		  u16 sport, struct sk_buff *skb)
 {
-	return sroce_tx_send_tc(sdev, av, sport, skb,
-				sroce_cc_tclass(sdev, av->traffic_class));
+	bool local;
+
+	return sroce_tx_send_local(sdev, av, sport, skb, &local);
 }
 
 /**
