@@ -38,7 +38,7 @@ PROFILES=(
 	"all|loss 1% duplicate 5% corrupt 1% delay 10ms reorder 25% 50%"
 )
 WANT=${SROCE_LOSS_PROFILES:-}
-COUNTERS="tx_retransmits rx_dup_request rx_out_of_seq rx_nak retry_timeout rx_drop_bad_icrc retry_exceeded"
+COUNTERS="tx_retransmits rx_dup_request rx_out_of_seq rx_nak retry_timeout rx_drop_bad_icrc retry_exceeded tx_queue_full"
 TABLE=()
 
 # counters: "name=a+b ..." for sroce_a and sroce_b together (one rdma
@@ -82,14 +82,20 @@ deltas() {
 # sends, still alive after the namespaces are gone), which would show as
 # slab growth here.
 netem() {
+	roce_qdisc "na:va nb:vb" netem "$@"
+}
+
+# roce_qdisc "NS:DEV..." QDISC ARGS: QDISC for the RoCEv2 packets leaving
+# each DEV, as netem() describes.
+roce_qdisc() {
 	local ns dev
-	for ns in na:va nb:vb; do
+	for ns in $1; do
 		dev=${ns#*:} ns=${ns%:*}
 		ip netns exec "$ns" tc qdisc del dev "$dev" root 2>/dev/null
 		ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: prio \
 			bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
 		ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:3 handle 30: \
-			netem "$@" &&
+			"${@:2}" &&
 		ip netns exec "$ns" tc filter add dev "$dev" parent 1: \
 			protocol ip prio 1 u32 match ip protocol 17 0xff \
 			match ip dport 4791 0xffff flowid 1:3 &&
@@ -194,6 +200,30 @@ for p in "${PROFILES[@]}"; do
 		[ "${d[3]}" -eq 0 ]
 	netem_off
 done
+
+# A slow link with a deep queue: the client's RoCEv2 packets leave through
+# a 20 Mbit/s token bucket that holds up to 16 MB (6 s).  64 QPs' messages
+# would fill it, and every packet would wait there past the ACK timeout
+# (268 ms here, -T 16) again and again; so the requesters wait for the
+# queue instead (sroce_tx.c's backpressure: 256 KiB, 105 ms at this
+# rate), and the transfer must complete without a WQE failing.
+if [ -z "$WANT" ] || grep -qw slow <<<"$WANT"; then
+	pbefore=$(counters)
+	if roce_qdisc na:va tbf rate 20mbit burst 32kb limit 16mb; then
+		LOSS_T=16 run slow write "64 QPs through a 20 Mbit/s queue: WRITE, every byte checked" \
+			-q 64 -n 4 -m 256K -o write
+	else
+		not_ok "slow: tbf on va"
+	fi
+	netem_off
+	pafter=$(counters)
+	deltas "$pbefore" "$pafter" tx_queue_full retry_exceeded retry_timeout
+	read -r -a d <<<"$DELTAS"
+	check "slow: the requesters waited for the queue (tx_queue_full $((d[0])))" \
+		[ "${d[0]}" -gt 0 ]
+	check "slow: no WQE failed (retry_exceeded unchanged; ${d[2]} timeouts)" \
+		[ "${d[1]}" -eq 0 ]
+fi
 
 # The seed draws the message sizes, so the volume of the matrix varies
 # (182 to 358 MiB seen): a seed of small messages tops up with WRITE runs

@@ -34,6 +34,7 @@
 #include "sroce_qp.h"
 #include "sroce_resp.h"
 #include "sroce_stats.h"
+#include "sroce_tx.h"
 
 static unsigned int sroce_net_id __read_mostly;
 
@@ -260,6 +261,9 @@ static int sroce_sock_open(struct sroce_net *snet, bool ipv6,
 	if (err)
 		return err;
 	setup_udp_tunnel_sock(snet->net, *sockp, &tcfg);
+	/* No packet is charged to it yet (sroce_tx.c's backpressure). */
+	snet->write_space_orig = (*sockp)->sk->sk_write_space;
+	(*sockp)->sk->sk_write_space = sroce_tx_write_space;
 	/*
 	 * The tunnel setup turns IPv4 multicast loopback off; RoCE wants it
 	 * on, so that QPs attached on this host (the sending device's own
@@ -271,9 +275,16 @@ static int sroce_sock_open(struct sroce_net *snet, bool ipv6,
 	return 0;
 }
 
-static void sroce_sock_close(struct socket **sockp)
+static void sroce_sock_close(struct sroce_net *snet, struct socket **sockp)
 {
 	if (*sockp) {
+		/*
+		 * Packets charged to it may outlive it, in a qdisc, and this
+		 * module: their frees go back to the socket's own callback
+		 * (sroce_net_put() waits out those already in ours).
+		 */
+		WRITE_ONCE((*sockp)->sk->sk_write_space,
+			   snet->write_space_orig);
 		udp_tunnel_sock_release(*sockp);
 		*sockp = NULL;
 	}
@@ -309,7 +320,7 @@ int sroce_net_get(struct net *net, struct sroce_net **snetp)
 		} else if (err) {
 			pr_err_ratelimited("cannot bind UDP port %u for IPv6: %d\n",
 					   SROCE_UDP_DPORT, err);
-			sroce_sock_close(&snet->sock4);
+			sroce_sock_close(snet, &snet->sock4);
 			goto out;
 		}
 	}
@@ -330,8 +341,10 @@ void sroce_net_put(struct sroce_net *snet)
 
 	mutex_lock(&snet->lock);
 	if (!WARN_ON_ONCE(snet->users == 0) && --snet->users == 0) {
-		sroce_sock_close(&snet->sock6);
-		sroce_sock_close(&snet->sock4);
+		sroce_sock_close(snet, &snet->sock6);
+		sroce_sock_close(snet, &snet->sock4);
+		/* Packet frees run from softirqs or with them off. */
+		synchronize_rcu();
 		last = snet->exiting;
 	}
 	mutex_unlock(&snet->lock);
@@ -385,6 +398,8 @@ static int __net_init sroce_net_ns_init(struct net *net)
 	INIT_LIST_HEAD(&snet->devs);
 	init_completion(&snet->idle);
 	atomic64_set(&snet->rx_drop_no_dev, 0);
+	spin_lock_init(&snet->tx_lock);
+	INIT_LIST_HEAD(&snet->tx_waiters);
 	return 0;
 }
 

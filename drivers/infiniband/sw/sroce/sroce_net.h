@@ -36,6 +36,11 @@ struct sroce_net {
 	bool exiting;		/* namespace exit waits on @idle */
 	/* Packets for which no device matched the ingress netdev. */
 	atomic64_t rx_drop_no_dev;
+	/* RC QPs waiting for the sockets' queues to drain (sroce_tx.c). */
+	spinlock_t tx_lock;
+	struct list_head tx_waiters;
+	/* The sockets' own sk_write_space, put back when they close. */
+	void (*write_space_orig)(struct sock *sk);
 };
 
 int sroce_net_get(struct net *net, struct sroce_net **snetp);

@@ -29,6 +29,7 @@
 #include "sroce_req.h"
 #include "sroce_resp.h"
 #include "sroce_srq.h"
+#include "sroce_tx.h"
 #include "sroce_verbs.h"
 
 static const char *const sroce_qp_state_names[] = {
@@ -208,6 +209,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->resp.lock);
 	INIT_WORK(&qp->req_work, sroce_req_work);
+	INIT_LIST_HEAD(&qp->tx_wait);
 	INIT_WORK(&qp->resp_work, sroce_resp_read_work);
 	timer_setup(&qp->retry_timer, sroce_comp_retry_timer, 0);
 	timer_setup(&qp->rnr_timer, sroce_comp_rnr_timer, 0);
@@ -468,6 +470,8 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	sroce_cc_qp_fini(qp);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->req_work);
+	/* A kick from the queues' drain is a no-op while DYING, too. */
+	sroce_tx_unthrottle(qp);
 	/* The requester may have armed it once more before it stopped. */
 	sroce_cc_qp_fini(qp);
 }

@@ -226,6 +226,8 @@ struct sroce_qp {
 	struct work_struct req_work;
 	/* Generates READ responses (deferred from the receive softirq). */
 	struct work_struct resp_work;
+	/* On the namespace's tx_waiters while its queues are full. */
+	struct list_head tx_wait;
 	/* Retransmission (IBTA 9.7.6.1) and RNR back-off timers. */
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;

@@ -828,6 +828,10 @@ again:
 		/* A throttled QP waits for its pace timer (sroce_cc.c). */
 		if (sroce_cc_tx_wait(qp))
 			break;
+		/* ... an RC QP through a netdev, for its queues (sroce_tx.c). */
+		if (qp->ibqp.qp_type == IB_QPT_RC &&
+		    !READ_ONCE(qp->req.tx_local) && sroce_tx_throttle(qp))
+			break;
 		skb = NULL;
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		step = sroce_req_step(qp, &skb, &av, &pos);

@@ -49,6 +49,7 @@ enum sroce_counter {
 	SROCE_CNT_RP_CNP_IGNORED,	/* CNPs for a QP without rate control */
 	SROCE_CNT_DOORBELL_INLINE,	/* user doorbells that ran the requester */
 	SROCE_CNT_DOORBELL_DEFERRED,	/* ... that left it to the QP's worker */
+	SROCE_CNT_TX_QUEUE_FULL,	/* requester runs stopped for full queues */
 	SROCE_NUM_COUNTERS,
 };
 

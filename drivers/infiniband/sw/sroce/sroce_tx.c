@@ -21,8 +21,24 @@
 #include "sroce_cc.h"
 #include "sroce_dev.h"
 #include "sroce_net.h"
+#include "sroce_qp.h"
+#include "sroce_req.h"
 #include "sroce_stats.h"
 #include "sroce_tx.h"
+
+/*
+ * Transmit backpressure, as TCP small queues: every packet that leaves
+ * through a netdev is charged to the namespace's UDP socket until the
+ * qdisc or the NIC frees it, and an RC requester does not start a packet
+ * while the sockets have more than this queued.  Its WQEs wait in the
+ * send queue instead, where their retransmit timers have not started:
+ * a long queue in front of a slow link otherwise delays every QP's
+ * packets past the local ACK timeout at once, and each resends its whole
+ * window into the same queue (seen: 256 QPs over a 0.4 Gb/s virtual NIC
+ * failed with RETRY_EXC_ERR after thousands of timeouts, none for a lost
+ * packet).  256 KiB is 20 ms at 100 Mb/s, 200 us at 10 Gb/s.
+ */
+#define SROCE_TX_QUEUE_BYTES	(256 * 1024)
 
 /* Room in front of the IB headers for Ethernet, IPv6 (the larger) and UDP. */
 static unsigned int sroce_tx_headroom(const struct sroce_dev *sdev)
@@ -278,6 +294,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	skb_dst_set(skb, &rt->dst);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb_set_owner_w(skb, sdev->snet->sock4->sk);
 	/* net_xmit_eval() evaluates its argument twice: call first. */
 	err = ip_local_out(net, sdev->snet->sock4->sk, skb);
 	return net_xmit_eval(err);
@@ -332,6 +349,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	skb_dst_set(skb, dst);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_set_owner_w(skb, sdev->snet->sock6->sk);
 	err = ip6_local_out(net, sdev->snet->sock6->sk, skb);
 	return net_xmit_eval(err);
 }
@@ -457,4 +475,95 @@ int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
 	}
 	memcpy(skb->data, ib, ib_len);
 	return sroce_tx_send(sdev, av, sport, skb);
+}
+
+/* Bytes of @snet's packets in qdiscs and NIC rings. */
+static unsigned int sroce_tx_queued(const struct sroce_net *snet)
+{
+	struct socket *s4 = READ_ONCE(snet->sock4);
+	struct socket *s6 = READ_ONCE(snet->sock6);
+
+	return (s4 ? sk_wmem_alloc_get(s4->sk) : 0) +
+	       (s6 ? sk_wmem_alloc_get(s6->sk) : 0);
+}
+
+/**
+ * sroce_tx_throttle() - should @qp's requester wait for the queues?
+ * @qp: an RC queue pair about to build a packet
+ *
+ * When they hold more than SROCE_TX_QUEUE_BYTES, @qp is put on its
+ * namespace's waiting list: sroce_tx_write_space() kicks it once they are
+ * half drained.
+ *
+ * Return: whether to stop sending now.
+ */
+bool sroce_tx_throttle(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	struct sroce_net *snet = sdev->snet;
+	unsigned long flags;
+
+	if (likely(sroce_tx_queued(snet) < SROCE_TX_QUEUE_BYTES))
+		return false;
+	spin_lock_irqsave(&snet->tx_lock, flags);
+	if (list_empty(&qp->tx_wait))
+		list_add_tail(&qp->tx_wait, &snet->tx_waiters);
+	spin_unlock_irqrestore(&snet->tx_lock, flags);
+	/*
+	 * On the list before the queue is read again; the freeing side
+	 * lowers it before it looks at the list (sroce_tx_write_space()).
+	 * So a drain between the two checks is seen by one side or both.
+	 */
+	smp_mb();
+	if (sroce_tx_queued(snet) < SROCE_TX_QUEUE_BYTES / 2) {
+		sroce_tx_unthrottle(qp);
+		return false;
+	}
+	sroce_count(sdev->stats, SROCE_CNT_TX_QUEUE_FULL, 1);
+	return true;
+}
+
+/**
+ * sroce_tx_unthrottle() - take @qp off its namespace's waiting list
+ * @qp: queue pair (being destroyed, or no longer waiting)
+ */
+void sroce_tx_unthrottle(struct sroce_qp *qp)
+{
+	struct sroce_net *snet = to_sroce_dev(qp->ibqp.device)->snet;
+	unsigned long flags;
+
+	spin_lock_irqsave(&snet->tx_lock, flags);
+	list_del_init(&qp->tx_wait);
+	spin_unlock_irqrestore(&snet->tx_lock, flags);
+}
+
+/**
+ * sroce_tx_write_space() - a packet charged to @sk was freed
+ * @sk: one of a namespace's RoCEv2 sockets
+ *
+ * Called by sock_wfree() (any context but hard IRQ) for every packet;
+ * kicks the waiting QPs once the queues are half drained.  A QP leaves
+ * the list under tx_lock before it is freed (sroce_qp_quiesce()).
+ */
+void sroce_tx_write_space(struct sock *sk)
+{
+	struct sroce_qp *qp, *tmp;
+	struct sroce_net *snet;
+	unsigned long flags;
+
+	/* sk_wmem_alloc is lowered: see sroce_tx_throttle(). */
+	smp_mb();
+	rcu_read_lock();
+	/* NULL once the socket is released (no device, so no waiter). */
+	snet = rcu_dereference_sk_user_data(sk);
+	if (snet && !list_empty(&snet->tx_waiters) &&
+	    sroce_tx_queued(snet) < SROCE_TX_QUEUE_BYTES / 2) {
+		spin_lock_irqsave(&snet->tx_lock, flags);
+		list_for_each_entry_safe(qp, tmp, &snet->tx_waiters, tx_wait) {
+			list_del_init(&qp->tx_wait);
+			sroce_req_kick(qp);
+		}
+		spin_unlock_irqrestore(&snet->tx_lock, flags);
+	}
+	rcu_read_unlock();
 }

@@ -6,8 +6,10 @@
 #include <linux/types.h>
 
 struct sk_buff;
+struct sock;
 struct sroce_dev;
 struct sroce_av;
+struct sroce_qp;
 
 /*
  * RC payloads from this size on go out as fragments of the MR's pages
@@ -25,5 +27,8 @@ int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
 		     u16 sport, struct sk_buff *skb, u8 tclass);
 int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
 	       const u8 *ib, u32 ib_len);
+bool sroce_tx_throttle(struct sroce_qp *qp);
+void sroce_tx_unthrottle(struct sroce_qp *qp);
+void sroce_tx_write_space(struct sock *sk);
 
 #endif /* SROCE_TX_H */
