@@ -201,7 +201,7 @@ for p in "${PROFILES[@]}"; do
 	netem_off
 done
 
-# A slow link with a deep queue: the client's RoCEv2 packets leave through
+# A slow link with a deep queue: the client's packets leave through
 # a 20 Mbit/s token bucket that holds up to 16 MB (6 s).  64 QPs' messages
 # would fill it, and every packet would wait there past the ACK timeout
 # (268 ms here, -T 16) again and again; so the requesters wait for the
@@ -209,7 +209,10 @@ done
 # rate), and the transfer must complete without a WQE failing.
 if [ -z "$WANT" ] || grep -qw slow <<<"$WANT"; then
 	pbefore=$(counters)
-	if roce_qdisc na:va tbf rate 20mbit burst 32kb limit 16mb; then
+	# (all of them, the TCP control connection's too: the bucket alone
+	# needs no classifier, so the check runs where prio and u32 are not)
+	if ip netns exec na tc qdisc add dev va root tbf rate 20mbit \
+		burst 32kb limit 16mb; then
 		LOSS_T=16 run slow write "64 QPs through a 20 Mbit/s queue: WRITE, every byte checked" \
 			-q 64 -n 4 -m 256K -o write
 	else
