@@ -203,12 +203,13 @@ kasan_kernel() {
 	dmesg | grep -q 'KernelAddressSanitizer initialized'
 }
 
-# slab_settled BEFORE AFTER LIMIT: the caches that grew by >= LIMIT, once
-# deferred frees have had their chance (AFTER is re-taken meanwhile).
+# slab_settled BEFORE AFTER LIMIT [TRIES]: the caches that grew by >= LIMIT,
+# once deferred frees have had their chance (AFTER is re-taken meanwhile,
+# up to TRIES times, 5 s apart; default 3).
 slab_settled() {
 	local grown tries=0
 	grown=$(slab_grown "$1" "$2" "$3")
-	while [ -n "$grown" ] && [ $tries -lt 3 ]; do
+	while [ -n "$grown" ] && [ $tries -lt "${4:-3}" ]; do
 		# Some caches (radix_tree_node, ...) are freed through RCU
 		# callbacks, and a deleted namespace is dismantled by a work
 		# item: measure again once those have run, same bound.  A leak
@@ -222,14 +223,14 @@ slab_settled() {
 	true
 }
 
-# slab_check DESC BEFORE AFTER LIMIT: one TAP line.
+# slab_check DESC BEFORE AFTER LIMIT [TRIES]: one TAP line.
 slab_check() {
 	local grown
 	if kasan_kernel; then
 		ok "$1 (KASAN kernel: slab counts skipped, kmemleak checks)"
 		return
 	fi
-	grown=$(slab_settled "$2" "$3" "$4")
+	grown=$(slab_settled "$2" "$3" "$4" "${5:-3}")
 	if [ -z "$grown" ]; then
 		ok "$1"
 	else

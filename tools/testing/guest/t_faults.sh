@@ -274,27 +274,25 @@ ip netns del na 2>/dev/null
 ip netns del nb 2>/dev/null
 check "module unloads once the processes are gone" eval \
 	'wait_until 30 eval "! sroce_loaded || sroce_unload"'
-# A deleted namespace is dismantled by a work item, which under TCG can
-# take most of a minute (net_namespace objects still 3 after 15 s, seen
-# on 6.1): the slab check below must not start before it is done.
-t0=$SECONDS
-wait_until 90 eval '[ "$(netns_objs)" -le $((NETNS0 + 1)) ]'
-diag "namespaces dismantled (net_namespace <= $((NETNS0 + 1))) after $((SECONDS - t0)) s"
 # Seen on 6.12 (2026-12-03): one net_namespace object still counted 2
 # minutes after the last namespace went (its proc entries freed, so the
 # slab check passes).  A control run without sroce (two namespaces, a
-# veth pair, ss, ip netns del) leaves the same single object: most likely
-# an object SLUB counts as active in a CPU slab.  Until this check uses a
-# control-adjusted bound it is a TODO rather than a failure (flushing
-# the per-CPU slabs first, 2026-12-04, did not make it go).
+# veth pair, ss, ip netns del) left the same single object.  Since the
+# per-CPU slabs are flushed before counting (2026-12-04) the baseline is
+# 0 and 1 (6.1) or 2 (6.12) objects remain, with the driver before the
+# transmit backpressure as well: real objects, not SLUB's accounting.
+# Until their holder is found this is a TODO rather than a failure.
 check_todo "every network namespace is freed (net_namespace objects back to $NETNS0)" \
 	"a struct net outlives the fault tests; cause not yet found" \
 	wait_until 5 eval '[ "$(netns_objs)" -le "$NETNS0" ]'
 diag "net_namespace objects: $(netns_objs) (baseline $NETNS0)"
 sroce_load
 slab_snapshot >/tmp/faults_slab1
+# A deleted namespace is dismantled by a work item, which under TCG can
+# take a minute (6.1: 3 net_namespace objects 15 s after the deletions,
+# their proc and sysfs entries still there): up to 90 s for the slab.
 slab_check "slab usage back to baseline after the faults" \
-	/tmp/faults_slab0 /tmp/faults_slab1 64
+	/tmp/faults_slab0 /tmp/faults_slab1 64 18
 diag "modules loaded since the baseline:" \
 	"$(lsmod | awk 'NR > 1 { print $1 }' | sort | comm -13 /tmp/faults_mods0 - | tr '\n' ' ')"
 diag "network namespaces: $(lsns -n -t net 2>/dev/null | wc -l) ($(ip netns list | tr '\n' ' '))"
