@@ -254,8 +254,18 @@ else
 fi
 
 # --- rmmod mid-transfer ----------------------------------------------------
+# With packets still queued: a 100 kbit/s token bucket on va holds what
+# the transfer sends from then on (charged to sroce's sockets, sroce_tx.c),
+# and they are freed after the module is gone, when the bucket drains or
+# the namespace goes.  Their frees must not call into the module.
 long_transfer
 check "rmmod: transfer in flight" in_flight
+ip netns exec na tc qdisc add dev va root tbf rate 100kbit burst 8kb \
+	limit 16mb 2>/dev/null
+sleep 2
+qlen=$(ip netns exec na tc -s qdisc show dev va 2>/dev/null |
+	awk '$1 == "backlog" { sub(/p$/, "", $3); print $3 }')
+check "rmmod: packets queued in front of va (${qlen:-none})" [ "${qlen:-0}" -gt 0 ]
 if rmmod sroce 2>/tmp/rmmod.err; then
 	ok "rmmod sroce mid-transfer: done"
 	check "...the devices are gone" eval '! ibdev_exists sroce_a && ! ibdev_exists sroce_b'
@@ -265,6 +275,7 @@ if rmmod sroce 2>/tmp/rmmod.err; then
 else
 	check "rmmod sroce mid-transfer: refused while in use" \
 		grep -qi 'in use' /tmp/rmmod.err
+	ip netns exec na tc qdisc del dev va root 2>/dev/null
 	check "...and the transfer goes on" in_flight
 	stop_transfer
 fi
