@@ -15,9 +15,7 @@
 # SROCE_BATCH=0 boots once per suite); SROCE_VM_TIMEOUT per suite (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
 # SROCE_VM_APPEND adds to the guest kernel command line;
-# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch);
-# SROCE_PARALLEL=1 runs the kernels' guests side by side (for hosts with
-# more than two CPUs).
+# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$tree"
@@ -223,6 +221,7 @@ bench_report() {
 	tsv=$(ls "$results/$1"/batch-*/t_bench/bench-a.tsv "$results/$1"/t_bench/bench-a.tsv 2>/dev/null | head -n1)
 	[ -n "$tsv" ] || return 0
 	mkdir -p "$results/$1/t_bench"
+	make -s bench-plot >/dev/null 2>&1
 	python3 tools/sroce-bench/report.py --kver "$1" --out "$results/$1/t_bench" \
 		--plot "$tree/build/bench/bench_plot" "table A smoke=$tsv" \
 		>"$results/$1/t_bench/report.txt" 2>&1 &&
@@ -240,23 +239,11 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
 suite tools make -C tools/sroce-verify
-make -s bench-plot >/dev/null 2>&1
-GUEST_KVERS=
 for k in $KVERS; do
 	suite "build-$k" build_check "$k"
-	if make -s KVER="$k" >"$results/make-$k.log" 2>&1; then
-		GUEST_KVERS+=" $k"
-	else
-		FAILED=$((FAILED + 1))
-		echo "build for $k failed"
-	fi
-done
-
-# guest_suites KVER: every guest suite on one kernel; its counts go to
-# $results/KVER.tally.
-guest_suites() {
-	local k=$1 t batch=()
-	PASSED=0 FAILED=0 TODO=0
+	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
+		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
+	batch=()
 	for t in $SROCE_TESTS; do
 		case $t in
 		p_* | t_pyverbs)
@@ -278,35 +265,6 @@ guest_suites() {
 	done
 	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
 	bench_report "$k"
-	echo "$PASSED $FAILED $TODO" >"$results/$k.tally"
-}
-
-# SROCE_PARALLEL=1 runs the kernels' guests side by side, the first
-# kernel reporting as it goes, the others after it.  Off by default: on
-# two host CPUs each suite then took about twice as long (t_rc 104 s ->
-# 208 s, t_cycles 84 s -> 155 s), as the guests' emulated CPUs are busy
-# most of the time; it pays on a host with CPUs to spare.
-pids=()
-first=${GUEST_KVERS# }
-first=${first%% *}
-for k in $GUEST_KVERS; do
-	[ "$k" = "$first" ] && continue
-	if [ "${SROCE_PARALLEL:-0}" = 1 ]; then
-		(guest_suites "$k" >"$results/$k.out" 2>&1) &
-		pids+=($!)
-	fi
-done
-[ -n "$first" ] && (guest_suites "$first")
-[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
-for k in $GUEST_KVERS; do
-	[ "$k" != "$first" ] && [ "${SROCE_PARALLEL:-0}" = 0 ] && (guest_suites "$k")
-	[ -e "$results/$k.out" ] && cat "$results/$k.out"
-	if read -r p f t <"$results/$k.tally" 2>/dev/null; then
-		PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) TODO=$((TODO + t))
-	else
-		FAILED=$((FAILED + 1))
-		echo "not ok - $k: the guest suites did not report (see $results)"
-	fi
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"

@@ -230,7 +230,7 @@ slab_check() {
 		ok "$1 (KASAN kernel: slab counts skipped, kmemleak checks)"
 		return
 	fi
-	grown=$(slab_settled "$2" "$3" "$4" "${5:-3}")
+	grown=$(slab_settled "$2" "$3" "$4" "${5-}")
 	if [ -z "$grown" ]; then
 		ok "$1"
 	else
