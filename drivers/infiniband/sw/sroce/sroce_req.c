@@ -477,7 +477,8 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	 * own pages: an RC buffer is the user's again only once the
 	 * responder acknowledged it, so no copy is needed to free it early.
 	 */
-	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge;
+	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge &&
+		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 again:
 	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : payload + pad));
 	if (!skb)

@@ -897,7 +897,8 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	if (len && !mem)
 		goto drop;
 	/* As the requester's payload (sroce_req.c): from the MR's pages. */
-	zcopy = !pad && len >= SROCE_ZCOPY_MIN;
+	zcopy = !pad && len >= SROCE_ZCOPY_MIN &&
+		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 again:
 	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : len + pad));
 	if (!skb) {

@@ -87,6 +87,22 @@ struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len)
 	return skb;
 }
 
+/**
+ * sroce_tx_zcopy_ok() - may payload go out as fragments of the MR's pages?
+ * @sdev: device
+ * @local: the packet is delivered by the same-namespace shortcut
+ *
+ * A netdev without scatter-gather (virtio-net over a backend with no
+ * offloads, for one) gets every fragmented packet linearized by
+ * validate_xmit_skb(): a fresh 8 KiB head and a copy, after the ICRC pass
+ * already read the payload.  Copying the payload straight into our own
+ * linear buffer is then one pass and one allocation fewer.
+ */
+bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local)
+{
+	return local || (READ_ONCE(sdev->ndev->features) & NETIF_F_SG);
+}
+
 /* Push the UDP header in front of the IB part. */
 static void sroce_tx_udp(struct sk_buff *skb, u16 sport)
 {

@@ -17,6 +17,7 @@ struct sroce_qp;
  */
 #define SROCE_ZCOPY_MIN		1024
 
+bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
 int sroce_tx_paged_trailer(struct sk_buff *skb);
 int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
