@@ -22,13 +22,14 @@ import sys
 LOWER_BETTER = ("_lat_us", "cpu_s_per_gib", "kmem_kib_per_qp")
 ORDER = ["write_bw_gbps", "send_bw_gbps", "read_bw_gbps", "msgrate_64b_mpps",
          "write_lat_us", "send_lat_us", "read_lat_us", "cpu_s_per_gib",
-         "agg_bw_gbps", "tcp_gbps", "kmem_kib_per_qp"]
+         "agg_bw_gbps", "tcp_gbps", "link_udp_gbps", "kmem_kib_per_qp"]
 LABEL = {
     "write_bw_gbps": "ib_write_bw Gb/s", "send_bw_gbps": "ib_send_bw Gb/s",
     "read_bw_gbps": "ib_read_bw Gb/s", "msgrate_64b_mpps": "msg rate 64 B Mpps, QPs",
     "write_lat_us": "ib_write_lat 8 B us", "send_lat_us": "ib_send_lat 8 B us",
     "read_lat_us": "ib_read_lat 8 B us", "cpu_s_per_gib": "CPU s per GiB written",
     "agg_bw_gbps": "64 KiB write Gb/s, QPs", "tcp_gbps": "iperf3 TCP Gb/s",
+    "link_udp_gbps": "link ceiling Gb/s",
     "kmem_kib_per_qp": "memory KiB per QP, QPs",
 }
 
@@ -106,6 +107,11 @@ def print_table(name, rows, tcp):
             vs_tcp = "%.2fx" % (r["sroce"]["median"] / tcp)
         if r["metric"] == "tcp_gbps" and "tcp" in r:
             print("  %-30s %-24s" % (label.strip(), fmt(r["tcp"])))
+            continue
+        if r["metric"] == "link_udp_gbps" and "link" in r:
+            # No driver: the link with nothing but the kernel's own
+            # packet generator on it (bench_pair.sh link_ceiling()).
+            print("  %-30s %-24s" % (label.strip(), fmt(r["link"])))
             continue
         print("  %-30s %-24s %-24s %8s %8s" % (label.strip(), fmt(r.get("rxe")),
                                                fmt(r.get("sroce")), ratio, vs_tcp))

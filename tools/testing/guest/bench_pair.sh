@@ -5,7 +5,7 @@
 # guest 198.18.0.1, client guest 198.18.0.2 on $SROCE_NETDEV, netdev MTU
 # 9000 / RoCE MTU 4096 as table A).  Each run: rdma_rxe <-> rdma_rxe, then
 # (rxe unloaded) sroce <-> sroce, then iperf3 single-stream TCP on the same
-# link.
+# link, then the link's own ceiling (link_ceiling()).
 #
 #   bench_pair.sh [full|smoke] [MTU]  (both guests run it; SROCE_ROLE says
 #                                      which; MTU 1500 runs RoCE at 1024)
@@ -162,6 +162,42 @@ tcp() {		# RUN
 	sample tcp tcp_gbps 1 "$1" "$v"
 }
 
+# link_ceiling RUN: the link's own ceiling.  The kernel's packet generator
+# (pktgen) sends UDP datagrams the size of a RoCE MTU packet (4096 B of
+# payload and its headers) to a port nobody listens on, and the server
+# counts what its NIC delivered: no user space and no transport on either
+# side, i.e. what a transport of no cost of its own could move over this
+# link, for the drivers' figures to be read against (Gb/s of the 4 KiB
+# payloads, as perftest counts).
+link_ceiling() {
+	local pg=/proc/net/pktgen dev=$NETDEV n=40000 mac t0 t1 rx0 v=nan
+	local dgram=$((IB_MTU + 32))	# payload, BTH, RETH, ICRC
+	if modprobe pktgen 2>/dev/null && [ -e $pg/kpktgend_0 ] &&
+		ping -c1 -W1 "$PEER" >/dev/null; then
+		mac=$(ip neigh show "$PEER" dev "$NETDEV" | awk '{ print $3 }')
+		[ -e $pg/"$dev" ] || echo "add_device $dev" >$pg/kpktgend_0
+		{
+			echo "count $n"
+			echo "pkt_size $((dgram + 42))"	# + Ethernet, IPv4, UDP
+			echo "dst $PEER"
+			echo "dst_mac $mac"
+			echo "udp_dst_min 9"
+			echo "udp_dst_max 9"
+			echo "delay 0"
+		} | while read -r l; do echo "$l" >$pg/"$dev"; done
+		ctl rx
+		rx0=${REPLY#rx }
+		t0=$(date +%s%N)
+		timeout 60 sh -c "echo start >$pg/pgctrl"
+		t1=$(date +%s%N)
+		sleep 0.2	# the last datagrams still on their way
+		ctl rx
+		v=$(awk -v a="$rx0" -v b="${REPLY#rx }" -v s="$IB_MTU" \
+			-v ns=$((t1 - t0)) 'BEGIN { print (b - a) * s * 8 / ns }')
+	fi
+	sample link link_udp_gbps "$IB_MTU" "$1" "$v"
+}
+
 # serve: (server) answer the client's requests, one per line on stdin,
 # one reply line each on stdout (both are the control connection).
 serve() {
@@ -184,6 +220,9 @@ serve() {
 			bg=$!
 			wait_until 20 tcp_listening "" "$port"
 			echo ok
+			;;
+		rx)	# rx: the NIC's received packets so far
+			echo "rx $(cat /sys/class/net/"$NETDEV"/statistics/rx_packets)"
 			;;
 		end)	# end CLIENT_RC: stop the tool server unless that went well
 			[ "$port" = 0 ] || kill "$bg" 2>/dev/null
@@ -258,6 +297,7 @@ for r in $(seq 1 "$RUNS"); do
 		phase "$d" "$r"
 	done
 	tcp "$r"
+	link_ceiling "$r"
 done
 ctl quit
 say "$(wc -l <"$OUT") samples in $OUT"
