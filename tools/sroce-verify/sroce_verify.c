@@ -46,6 +46,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -172,6 +173,9 @@ static struct ibv_device_attr dattr;
 static struct ibv_port_attr pattr;
 static union ibv_gid lgid;
 static atomic_int g_abort;
+/* IBV_EVENT_DEVICE_FATAL seen (the device was removed, say). */
+static atomic_int g_dev_fatal;
+static bool dev_fatal(void);
 static bool is_server;
 
 /* One registered buffer: the MR is surrounded by PAD unregistered bytes. */
@@ -606,7 +610,11 @@ static int msg_recv(struct qctx *q, uint32_t type, uint8_t *body,
 	const uint8_t *p = f;
 	size_t got = 0;
 	double t0 = now();
-	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+	/* The device too: once it is gone the peer may never be heard. */
+	struct pollfd pfd[2] = {
+		{ .fd = q->fd, .events = POLLIN },
+		{ .fd = ctx ? ctx->async_fd : -1, .events = POLLIN },
+	};
 	uint32_t magic, t, iter, status;
 	ssize_t r;
 	int n;
@@ -614,10 +622,14 @@ static int msg_recv(struct qctx *q, uint32_t type, uint8_t *body,
 	while (got < MSG_LEN) {
 		if (atomic_load(&g_abort))
 			return quit(q);
-		n = poll(&pfd, 1, 250);
+		n = poll(pfd, 2, 250);
 		if (n < 0 && errno != EINTR)
 			return fail(q, "poll: %s", strerror(errno));
-		if (n <= 0) {
+		if ((n > 0 && pfd[1].revents && dev_fatal()) ||
+		    atomic_load(&g_dev_fatal))
+			return fail(q, "device fatal (removed?) while waiting for message type %u",
+				    type);
+		if (n <= 0 || !pfd[0].revents) {
 			if (now() - t0 > limit)
 				return fail(q, "no message from the peer for %d s (waiting for message type %u)",
 					    limit, type);
@@ -817,6 +829,17 @@ static void destroy_qctx(struct qctx *q)
 	if (q->ch && ibv_destroy_comp_channel(q->ch) && !q->failed)
 		fail(q, "ibv_destroy_comp_channel failed");
 	free(q->scratch);
+	if (q->fd >= 0 && (q->failed || atomic_load(&g_abort))) {
+		/*
+		 * Reset, do not linger: after a failure the path to the peer
+		 * may be gone (a link deleted under the test), and an orphaned
+		 * socket retrying its FIN for minutes keeps its network
+		 * namespace alive after the namespace is deleted.
+		 */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(q->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;
@@ -959,13 +982,35 @@ static int post_recv(struct qctx *q, int op, const struct span *s, int n)
 }
 
 /*
+ * Take the device's pending async events (the fd is non-blocking: the
+ * QPs' threads share it).  Return: true once the device is fatal.  A
+ * removed device completes nothing: waiting for the timeout then only
+ * delays the failure.
+ */
+static bool dev_fatal(void)
+{
+	struct ibv_async_event ev;
+
+	while (!ibv_get_async_event(ctx, &ev)) {
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+			atomic_store(&g_dev_fatal, 1);
+		ibv_ack_async_event(&ev);
+	}
+	/* A read that fails otherwise: uverbs closed the queue (removal). */
+	if (errno != EAGAIN && errno != EWOULDBLOCK)
+		atomic_store(&g_dev_fatal, 1);
+	return atomic_load(&g_dev_fatal);
+}
+
+/*
  * Next completion within the timeout.  The socket is watched as well: the
  * peer sends nothing while we wait for completions, so anything arriving
- * there is an ABORT or a closed connection.
+ * there is an ABORT or a closed connection.  So is the device's async
+ * event fd, for its removal.
  */
 static int cq_next(struct qctx *q, struct ibv_wc *wc, const char *waiting)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	struct ibv_cq *cq;
 	double t0 = now();
 	void *cctx;
@@ -987,9 +1032,14 @@ static int cq_next(struct qctx *q, struct ibv_wc *wc, const char *waiting)
 			return quit(q);
 		pfd[0] = (struct pollfd){ .fd = q->ch->fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = q->fd, .events = POLLIN };
-		n = poll(pfd, 2, 250);
+		pfd[2] = (struct pollfd){ .fd = ctx->async_fd, .events = POLLIN };
+		n = poll(pfd, 3, 250);
 		if (n < 0 && errno != EINTR)
 			return fail(q, "poll: %s", strerror(errno));
+		if ((n > 0 && pfd[2].revents && dev_fatal()) ||
+		    atomic_load(&g_dev_fatal))
+			return fail(q, "device fatal (removed?) while waiting for %s",
+				    waiting);
 		if (n > 0 && pfd[1].revents)
 			return msg_recv(q, 0, NULL, 1) ? -1 :
 			       fail(q, "protocol: unexpected message");
@@ -1572,6 +1622,12 @@ static int open_device(void)
 	if (!ctx) {
 		fprintf(stderr, PROG ": cannot open %s: %s\n", opt.dev,
 			strerror(errno));
+		return -1;
+	}
+	/* Shared by the QPs' threads: none may block in its read. */
+	if (fcntl(ctx->async_fd, F_SETFL,
+		  fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) < 0) {
+		fprintf(stderr, PROG ": async fd: %s\n", strerror(errno));
 		return -1;
 	}
 	if (ibv_query_device(ctx, &dattr) ||

@@ -379,7 +379,7 @@ log_count() {
 # summary, which is left in VERIFY_SUMMARY.  VERIFY_SEED (default: fresh
 # per suite, printed) reproduces a run; VERIFY_STALL is the tool's
 # no-progress limit in seconds (default 30); VERIFY_WALL bounds the whole
-# run (default 300 s).
+# run (default 300 s); VERIFY_SARGS are more options for the server.
 #
 # verify_start CLIENT-ARGS... and verify_finish [-x ERE] split it for
 # tests that act while the transfer runs: verify_finish leaves the reason
@@ -401,7 +401,7 @@ verify_start() {
 	VERIFY_PORT=$((VERIFY_PORT + 1))
 	: >"$VERIFY_CLOG"
 	in_ns "$NS_S" timeout -k 5 $((wall + 30)) "$VERIFY" -d "$DEV_S" \
-		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" \
+		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" ${VERIFY_SARGS:-} \
 		>"$VERIFY_SLOG" 2>&1 &
 	VERIFY_SPID=$!
 	if ! wait_until 30 tcp_listening "$NS_S" "$VERIFY_PORT"; then
