@@ -29,7 +29,7 @@ OUT=${RESULTS:-/tmp}/bench-a.tsv
 : >"$OUT"
 if [ "$MODE_B" = smoke ]; then
 	RUNS=1 DUR=1 LAT_N=100 CPU_N=200 QPS_LIST="1 8 64 256" MEMQ=16
-	SCALE_MIB=128 SCALE_T=8	# (the smoke only shows the figure is produced)
+	SCALE_MIB=32 SCALE_T=8	# (the smoke only shows the figure is produced)
 else
 	RUNS=${RUNS:-3} DUR=2 LAT_N=2000 CPU_N=1000 QPS_LIST="1 8 64 256"
 	MEMQ=${MEMQ:-256}
@@ -243,8 +243,9 @@ setup || { say "setup failed"; exit 1; }
 say "mode $MODE_B, $RUNS run(s), $DUR s each; rxe0 gid $G_rxe, sroce0 (ns sb) gid $G_sroce"
 for r in $(seq 1 "$RUNS"); do
 	for m in ${BENCH_METRICS:-bw msgrate lat cpu scale tcp qpmem}; do
-		say "run $r: $m"
+		t0=$SECONDS
 		"$m" "$r"
+		say "run $r: $m ($((SECONDS - t0)) s)"
 	done
 done
 say "$(wc -l <"$OUT") samples in $OUT"
