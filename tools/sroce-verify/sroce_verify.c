@@ -991,12 +991,15 @@ static bool dev_fatal(void)
 {
 	struct ibv_async_event ev;
 
-	while (!ibv_get_async_event(ctx, &ev)) {
+	for (;;) {
+		errno = 0;
+		if (ibv_get_async_event(ctx, &ev))
+			break;
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
 			atomic_store(&g_dev_fatal, 1);
 		ibv_ack_async_event(&ev);
 	}
-	/* A read that fails otherwise: uverbs closed the queue (removal). */
+	/* A read that fails otherwise (-EIO, EOF): the queue is closed. */
 	if (errno != EAGAIN && errno != EWOULDBLOCK)
 		atomic_store(&g_dev_fatal, 1);
 	return atomic_load(&g_dev_fatal);
