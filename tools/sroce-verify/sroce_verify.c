@@ -175,7 +175,7 @@ static union ibv_gid lgid;
 static atomic_int g_abort;
 /* IBV_EVENT_DEVICE_FATAL seen (the device was removed, say). */
 static atomic_int g_dev_fatal;
-static bool dev_fatal(void);
+static bool dev_fatal(short revents);
 static bool is_server;
 
 /* One registered buffer: the MR is surrounded by PAD unregistered bytes. */
@@ -625,8 +625,7 @@ static int msg_recv(struct qctx *q, uint32_t type, uint8_t *body,
 		n = poll(pfd, 2, 250);
 		if (n < 0 && errno != EINTR)
 			return fail(q, "poll: %s", strerror(errno));
-		if ((n > 0 && pfd[1].revents && dev_fatal()) ||
-		    atomic_load(&g_dev_fatal))
+		if (dev_fatal(n > 0 ? pfd[1].revents : 0))
 			return fail(q, "device fatal (removed?) while waiting for message type %u",
 				    type);
 		if (n <= 0 || !pfd[0].revents) {
@@ -982,15 +981,17 @@ static int post_recv(struct qctx *q, int op, const struct span *s, int n)
 }
 
 /*
- * Take the device's pending async events (the fd is non-blocking: the
- * QPs' threads share it).  Return: true once the device is fatal.  A
- * removed device completes nothing: waiting for the timeout then only
- * delays the failure.
+ * Whether the device is fatal; @revents, the async event fd's poll
+ * result: if set, take its pending events first (the fd is non-blocking:
+ * the QPs' threads share it).  A removed device completes nothing:
+ * waiting for the timeout then only delays the failure.
  */
-static bool dev_fatal(void)
+static bool dev_fatal(short revents)
 {
 	struct ibv_async_event ev;
 
+	if (!revents)
+		return atomic_load(&g_dev_fatal);
 	for (;;) {
 		errno = 0;
 		if (ibv_get_async_event(ctx, &ev))
@@ -1039,8 +1040,7 @@ static int cq_next(struct qctx *q, struct ibv_wc *wc, const char *waiting)
 		n = poll(pfd, 3, 250);
 		if (n < 0 && errno != EINTR)
 			return fail(q, "poll: %s", strerror(errno));
-		if ((n > 0 && pfd[2].revents && dev_fatal()) ||
-		    atomic_load(&g_dev_fatal))
+		if (dev_fatal(n > 0 ? pfd[2].revents : 0))
 			return fail(q, "device fatal (removed?) while waiting for %s",
 				    waiting);
 		if (n > 0 && pfd[1].revents)
