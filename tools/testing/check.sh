@@ -15,7 +15,10 @@
 # SROCE_BATCH=0 boots once per suite); SROCE_VM_TIMEOUT per suite (default 900 s);
 # SROCE_KERNEL_IMAGE boots that bzImage (a debug kernel) for every KVERS;
 # SROCE_VM_APPEND adds to the guest kernel command line;
-# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch).
+# SROCE_HOST_SUITES=0 skips the host-side suites (unit, fuzz, checkpatch);
+# SROCE_PARALLEL=0 runs the kernels one after the other, not side by side;
+# SROCE_VM_SMP sets the vCPUs of a one-guest suite (default 1 with kernels
+# side by side, else 2).
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$tree"
@@ -78,7 +81,8 @@ suite() {
 
 # build_check KVER: fresh W=1 + sparse build; any warning fails.
 build_check() {
-	local k=$1 dir="$tree/build/check-$k" out
+	local k=$1 out
+	local dir="$tree/build/check-$k"
 	rm -rf "$dir"
 	out=$(make -C "$tree" BUILD="$dir" KVER="$k" W=1 C=1 2>&1)
 	local rc=$?
@@ -121,7 +125,7 @@ vm_boot() {
 		tools/testing/vm/vm-run.sh --kver "$k" --results "$dir" --mem "$mem" \
 			${SROCE_KERNEL_IMAGE:+--kernel-image "$SROCE_KERNEL_IMAGE"} \
 			${SROCE_VM_APPEND:+--append "$SROCE_VM_APPEND"} \
-			--timeout "$tmo" --name "$name" --nic-dangling \
+			--smp "$SROCE_VM_SMP" --timeout "$tmo" --name "$name" --nic-dangling \
 			-- "$@" >"$dir/host.log" 2>&1
 		rc=$?
 		[ "$rc" -ne 0 ] && [ ! -e "$dir/output.log" ] && [ "$try" = 1 ] || break
@@ -221,7 +225,6 @@ bench_report() {
 	tsv=$(ls "$results/$1"/batch-*/t_bench/bench-a.tsv "$results/$1"/t_bench/bench-a.tsv 2>/dev/null | head -n1)
 	[ -n "$tsv" ] || return 0
 	mkdir -p "$results/$1/t_bench"
-	make -s bench-plot >/dev/null 2>&1
 	python3 tools/sroce-bench/report.py --kver "$1" --out "$results/$1/t_bench" \
 		--plot "$tree/build/bench/bench_plot" "table A smoke=$tsv" \
 		>"$results/$1/t_bench/report.txt" 2>&1 &&
@@ -229,21 +232,66 @@ bench_report() {
 }
 
 KVERS=$(echo $KVERS)
-echo "sroce check: kernels: $KVERS; results in $results"
+# Several kernels run side by side, one vCPU per guest (see below); a
+# single kernel, or SROCE_PARALLEL=0, gets two vCPUs per guest.
+set -- $KVERS
+[ $# -gt 1 ] || SROCE_PARALLEL=0
+if [ "${SROCE_PARALLEL:-1}" = 1 ]; then
+	SROCE_VM_SMP=${SROCE_VM_SMP:-1}
+	mode="side by side"
+else
+	SROCE_VM_SMP=${SROCE_VM_SMP:-2}
+	mode="one after the other"
+fi
+echo "sroce check: kernels: $KVERS ($mode, $SROCE_VM_SMP vCPU per guest); results in $results"
+# add_tally FILE: add a subshell's "passed failed todo" counts.
+add_tally() {
+	local p f t
+	if read -r p f t <"$1" 2>/dev/null; then
+		PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) TODO=$((TODO + t))
+	else
+		FAILED=$((FAILED + 1))
+		echo "not ok - ${1##*/}: no counts (see $results)"
+	fi
+}
+
+fuzz_pid=
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
+	# The fuzz smoke keeps one CPU busy for 40 s: it runs beside the
+	# other host suites and the builds, and reports after them.
+	(PASSED=0 FAILED=0 TODO=0
+	 suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
+	 echo "$PASSED $FAILED $TODO" >"$results/fuzz.tally") >"$results/fuzz.out" 2>&1 &
+	fuzz_pid=$!
 	suite unit make -C tools/testing/unit run
-	suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
 	suite checkpatch tools/checkpatch.sh
 	suite sim make -s sim
 	suite microbench make -s microbench
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
 suite tools make -C tools/sroce-verify
+make -s bench-plot >/dev/null 2>&1
+GUEST_KVERS=
 for k in $KVERS; do
 	suite "build-$k" build_check "$k"
-	make -s KVER="$k" >"$results/make-$k.log" 2>&1 ||
-		{ FAILED=$((FAILED + 1)); echo "build for $k failed"; continue; }
-	batch=()
+	if make -s KVER="$k" >"$results/make-$k.log" 2>&1; then
+		GUEST_KVERS+=" $k"
+	else
+		FAILED=$((FAILED + 1))
+		echo "build for $k failed"
+	fi
+done
+if [ -n "$fuzz_pid" ]; then
+	wait "$fuzz_pid"
+	cat "$results/fuzz.out"
+	add_tally "$results/fuzz.tally"
+fi
+
+# guest_suites KVER: every guest suite on one kernel, in a subshell of its
+# own; the counts go to $results/KVER.tally.
+guest_suites() {
+	local k=$1 t batch=()
+	PASSED=0 FAILED=0 TODO=0
 	for t in $SROCE_TESTS; do
 		case $t in
 		p_* | t_pyverbs)
@@ -265,6 +313,31 @@ for k in $KVERS; do
 	done
 	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
 	bench_report "$k"
+	echo "$PASSED $FAILED $TODO" >"$results/$k.tally"
+}
+
+# The kernels' guests run side by side, one vCPU each (SROCE_PARALLEL=0:
+# one kernel after the other, two vCPUs per guest).  An emulated CPU keeps
+# one host CPU busy, and this machine has two: two one-vCPU guests take no
+# longer side by side than one of them alone, about 1.35x a two-vCPU
+# guest's time, so make check takes about two thirds as long.  Two
+# two-vCPU guests side by side would each take twice as long (their
+# vCPUs wait on each other's preempted ones).  The first kernel reports
+# as it goes, the others after it.
+pids=()
+first=${GUEST_KVERS# }
+first=${first%% *}
+for k in $GUEST_KVERS; do
+	[ "$k" != "$first" ] && [ "${SROCE_PARALLEL:-1}" = 1 ] || continue
+	(guest_suites "$k" >"$results/$k.out" 2>&1) &
+	pids+=($!)
+done
+[ -n "$first" ] && (guest_suites "$first")
+[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
+for k in $GUEST_KVERS; do
+	[ "$k" != "$first" ] && [ "${SROCE_PARALLEL:-1}" = 0 ] && (guest_suites "$k")
+	[ -e "$results/$k.out" ] && cat "$results/$k.out"
+	add_tally "$results/$k.tally"
 done
 
 echo "elapsed: $(($(date +%s) - start)) s"
