@@ -240,15 +240,7 @@ KVERS=$(echo $KVERS)
 # single kernel, or SROCE_PARALLEL=0, gets two vCPUs per guest.
 set -- $KVERS
 [ $# -gt 1 ] || SROCE_PARALLEL=0
-if [ "${SROCE_PARALLEL:-1}" = 1 ]; then
-	SROCE_VM_SMP=${SROCE_VM_SMP:-1}
-	mode="side by side, $SROCE_VM_SMP vCPU each"
-	[ -n "$SROCE_SMP_TESTS" ] && mode+=", then $SROCE_SMP_TESTS with 2"
-else
-	SROCE_VM_SMP=${SROCE_VM_SMP:-2}
-	mode="one after the other, $SROCE_VM_SMP vCPUs each"
-fi
-echo "sroce check: kernels: $KVERS ($mode); results in $results"
+
 # in_list WORD LIST...: WORD is one of LIST.
 in_list() {
 	local w=$1
@@ -256,6 +248,26 @@ in_list() {
 	case " $* " in *" $w "*) return 0 ;; esac
 	return 1
 }
+
+# SIDE_TESTS run with the kernels side by side, SMP_TESTS after them
+# (see the end).
+SIDE_TESTS=() SMP_TESTS=()
+for t in $SROCE_TESTS; do
+	if [ "${SROCE_PARALLEL:-1}" = 1 ] && in_list "$t" $SROCE_SMP_TESTS; then
+		SMP_TESTS+=("$t")
+	else
+		SIDE_TESTS+=("$t")
+	fi
+done
+if [ "${SROCE_PARALLEL:-1}" = 1 ]; then
+	SROCE_VM_SMP=${SROCE_VM_SMP:-1}
+	mode="side by side, $SROCE_VM_SMP vCPU each"
+	[ ${#SMP_TESTS[@]} -gt 0 ] && mode+=", then ${SMP_TESTS[*]} with 2"
+else
+	SROCE_VM_SMP=${SROCE_VM_SMP:-2}
+	mode="one after the other, $SROCE_VM_SMP vCPUs each"
+fi
+echo "sroce check: kernels: $KVERS ($mode); results in $results"
 
 # add_tally FILE: add a subshell's "passed failed todo" counts.
 add_tally() {
@@ -300,14 +312,13 @@ if [ -n "$fuzz_pid" ]; then
 	add_tally "$results/fuzz.tally"
 fi
 
-# guest_suites KVER: every guest suite on one kernel, in a subshell of its
-# own; the counts go to $results/KVER.tally.
-guest_suites() {
+# run_suites KVER TEST...: guest suites on one kernel: the t_* ones in
+# shared boots (guest/run_batch.sh), t_pyverbs and the p_* pairs in boots
+# of their own; then the bench smoke's report if t_bench ran.
+run_suites() {
 	local k=$1 t batch=()
-	PASSED=0 FAILED=0 TODO=0
-	for t in $SROCE_TESTS; do
-		[ "${SROCE_PARALLEL:-1}" = 1 ] && in_list "$t" $SROCE_SMP_TESTS &&
-			continue
+	shift
+	for t in "$@"; do
 		case $t in
 		p_* | t_pyverbs)
 			[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
@@ -327,8 +338,16 @@ guest_suites() {
 		esac
 	done
 	[ ${#batch[@]} -gt 0 ] && vm_batch "$k" "${batch[@]}"
-	bench_report "$k"
-	echo "$PASSED $FAILED $TODO" >"$results/$k.tally"
+	in_list t_bench "$@" && bench_report "$k"
+	return 0
+}
+
+# guest_suites KVER: SIDE_TESTS on one kernel, in a subshell of its own;
+# the counts go to $results/KVER.tally.
+guest_suites() {
+	PASSED=0 FAILED=0 TODO=0
+	run_suites "$1" "${SIDE_TESTS[@]}"
+	echo "$PASSED $FAILED $TODO" >"$results/$1.tally"
 }
 
 # The kernels' guests run side by side, one vCPU each (SROCE_PARALLEL=0:
@@ -358,14 +377,10 @@ done
 # With one vCPU the requester never leaves a streaming poster's CPU for
 # a worker on another (t_perf counts 0 deferred doorbells), and no two
 # CPUs run one QP's paths at once: the SROCE_SMP_TESTS suites run after
-# the others, in a two-vCPU guest per kernel, one kernel at a time.
-if [ "${SROCE_PARALLEL:-1}" = 1 ]; then
+# the others, in two-vCPU guests, one kernel at a time.
+if [ ${#SMP_TESTS[@]} -gt 0 ]; then
 	for k in $GUEST_KVERS; do
-		smp=()
-		for t in $SROCE_TESTS; do
-			in_list "$t" $SROCE_SMP_TESTS && smp+=("$t")
-		done
-		[ ${#smp[@]} -gt 0 ] && SROCE_VM_SMP=2 vm_batch "$k" "${smp[@]}"
+		SROCE_VM_SMP=2 run_suites "$k" "${SMP_TESTS[@]}"
 	done
 fi
 
