@@ -7,6 +7,8 @@
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
 
+#include <linux/gfp.h>
+#include <linux/mm.h>
 #include <net/inet_sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -91,6 +93,21 @@ struct sroce_flush_wr {
 #define sroce_sock_set_mc_loop(sk)	inet_set_bit(MC_LOOP, (sk))
 #else
 #define sroce_sock_set_mc_loop(sk)	(inet_sk(sk)->mc_loop = 1)
+#endif
+
+/*
+ * SROCE_HAVE_FRAG_DRAIN: page_frag_cache_drain() (6.10) releases what a
+ * private page fragment cache holds; before it, the same is done through
+ * the cache's fields.
+ */
+#ifndef SROCE_HAVE_FRAG_DRAIN
+static inline void page_frag_cache_drain(struct page_frag_cache *nc)
+{
+	if (!nc->va)
+		return;
+	__page_frag_cache_drain(virt_to_head_page(nc->va), nc->pagecnt_bias);
+	nc->va = NULL;
+}
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -29,6 +29,7 @@
 #include "sroce_mcast.h"
 #include "sroce_net.h"
 #include "sroce_stats.h"
+#include "sroce_tx.h"
 #include "sroce_verbs.h"
 
 /* The rxe user ABI version rdma-core's rxe provider speaks. */
@@ -449,6 +450,7 @@ static void __exit sroce_module_exit(void)
 	sroce_net_exit();
 	pr_info("unloaded\n");
 	destroy_workqueue(sroce_wq);
+	sroce_tx_exit();
 	sroce_crc_exit();
 }
 

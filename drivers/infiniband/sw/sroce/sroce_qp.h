@@ -113,6 +113,7 @@ struct sroce_req {
 	u32 since_ack;		/* packets sent since the last AckReq */
 	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */
+	u8 tx_slot;		/* sroce_tx_alloc_held()'s, of the last packet */
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
 	bool rnr_wait;		/* waiting out an RNR NAK's timer */

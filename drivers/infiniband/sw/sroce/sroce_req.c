@@ -480,7 +480,9 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge &&
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 again:
-	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : payload + pad));
+	/* RC packets are held (sroce_req_run()): alternate their caches. */
+	skb = sroce_tx_alloc_held(sdev, hdr + (zcopy ? 0 : payload + pad),
+				  ++req->tx_slot);
 	if (!skb)
 		return IB_WC_SUCCESS;	/* no packet now; the timer retries */
 	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr) {

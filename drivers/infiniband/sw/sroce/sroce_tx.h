@@ -19,6 +19,9 @@ struct sroce_qp;
 
 bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
+struct sk_buff *sroce_tx_alloc_held(struct sroce_dev *sdev, u32 ib_len,
+				    unsigned int slot);
+void sroce_tx_exit(void);
 int sroce_tx_paged_trailer(struct sk_buff *skb);
 int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		  u16 sport, struct sk_buff *skb);
