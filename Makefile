@@ -108,7 +108,8 @@ sim:
 	$(MAKE) --no-print-directory -C tools/sroce-sim run BIN=$(BUILD)/sim/sroce-sim OUT=$(SIM_OUT)
 
 bench-plot:
-	$(MAKE) --no-print-directory -C tools/sroce-bench BIN=$(BUILD)/bench/bench_plot
+	$(MAKE) --no-print-directory -C tools/sroce-bench BIN=$(BUILD)/bench/bench_plot \
+		CORE_BIN=$(BUILD)/bench/core_bench POST_BIN=$(BUILD)/bench/post_floor
 
 microbench:
 	$(MAKE) --no-print-directory -C tools/sroce-bench callgrind \

@@ -19,13 +19,15 @@ import statistics
 import subprocess
 import sys
 
-LOWER_BETTER = ("_lat_us", "cpu_s_per_gib", "kmem_kib_per_qp")
+LOWER_BETTER = ("_lat_us", "cpu_s_per_gib", "kmem_kib_per_qp", "post_us")
 ORDER = ["write_bw_gbps", "send_bw_gbps", "read_bw_gbps", "msgrate_64b_mpps",
+         "post_us", "post_cap_mpps",
          "write_lat_us", "send_lat_us", "read_lat_us", "cpu_s_per_gib",
          "agg_bw_gbps", "tcp_gbps", "link_udp_gbps", "kmem_kib_per_qp"]
 LABEL = {
     "write_bw_gbps": "ib_write_bw Gb/s", "send_bw_gbps": "ib_send_bw Gb/s",
     "read_bw_gbps": "ib_read_bw Gb/s", "msgrate_64b_mpps": "msg rate 64 B Mpps, QPs",
+    "post_us": "empty post (doorbell) us", "post_cap_mpps": "1 poster's cap Mpps",
     "write_lat_us": "ib_write_lat 8 B us", "send_lat_us": "ib_send_lat 8 B us",
     "read_lat_us": "ib_read_lat 8 B us", "cpu_s_per_gib": "CPU s per GiB written",
     "agg_bw_gbps": "64 KiB write Gb/s, QPs", "tcp_gbps": "iperf3 TCP Gb/s",
@@ -100,6 +102,8 @@ def print_table(name, rows, tcp):
                            r["metric"] not in ("tcp_gbps",) else "")
         if r["metric"] in ("write_lat_us", "send_lat_us", "read_lat_us"):
             label = "%s %s" % (LABEL[r["metric"]], r["param"])
+        if r["metric"] in ("post_us", "post_cap_mpps"):
+            label = LABEL[r["metric"]]
         ratio = "%.2fx" % r["ratio"] if "ratio" in r else "-"
         vs_tcp = "-"
         if r["metric"].endswith("_bw_gbps") and r["metric"] != "agg_bw_gbps" \

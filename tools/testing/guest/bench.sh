@@ -28,10 +28,11 @@ MODE_B=${1:-full}
 OUT=${RESULTS:-/tmp}/bench-a.tsv
 : >"$OUT"
 if [ "$MODE_B" = smoke ]; then
-	RUNS=1 DUR=1 LAT_N=100 CPU_N=200 QPS_LIST="1 8 64 256" MEMQ=16
+	RUNS=1 DUR=1 LAT_N=100 CPU_N=200 QPS_LIST="1 8 64 256" MEMQ=16 POST_N=2000
 	SCALE_MIB=32 SCALE_T=8	# (the smoke only shows the figure is produced)
 else
 	RUNS=${RUNS:-3} DUR=2 LAT_N=2000 CPU_N=1000 QPS_LIST="1 8 64 256"
+	POST_N=100000
 	MEMQ=${MEMQ:-256}
 	SCALE_MIB=512 SCALE_T=64
 fi
@@ -125,6 +126,23 @@ msgrate() {	# RUN: 64 B writes, 1 and 8 QPs, Mpps
 			v=$(row 64 | awk '{ print $5 }')
 			sample "$d" msgrate_64b_mpps "$q" "$r" "$v"
 		done
+	done
+}
+
+# The poster's floor (tools/sroce-bench/post_floor.c): an empty doorbell,
+# the write() rdma-core's rxe provider makes per ibv_post_send(), on the
+# client's vCPU.  msgrate()'s poster pays it per message, so 1/post_us is
+# the most one posting thread can reach with either driver.
+post() {	# RUN: us per empty post, and that cap in Mpps
+	local r=$1 d v
+	for d in rxe sroce; do
+		drv_env "$d"
+		v=$(in_ns "$NS" taskset -c "$CPU_C" \
+			"$SROCE_TREE/build/bench/post_floor" "$DEV" "$GID" "$POST_N" |
+			awk '$1 == "post_us" { print $2 }')
+		[ -n "$v" ] || { say "$d post_floor failed"; continue; }
+		sample "$d" post_us 1 "$r" "$v"
+		sample "$d" post_cap_mpps 1 "$r" "$(awk -v u="$v" 'BEGIN { printf "%.4f", 1 / u }')"
 	done
 }
 
@@ -242,7 +260,7 @@ tcp() {		# RUN: iperf3 single stream over each driver's path
 setup || { say "setup failed"; exit 1; }
 say "mode $MODE_B, $RUNS run(s), $DUR s each; rxe0 gid $G_rxe, sroce0 (ns sb) gid $G_sroce"
 for r in $(seq 1 "$RUNS"); do
-	for m in ${BENCH_METRICS:-bw msgrate lat cpu scale tcp qpmem}; do
+	for m in ${BENCH_METRICS:-bw msgrate post lat cpu scale tcp qpmem}; do
 		t0=$SECONDS
 		"$m" "$r"
 		say "run $r: $m ($((SECONDS - t0)) s)"

@@ -16,7 +16,7 @@ for d in rxe sroce; do
 	for want in write_bw_gbps:4096 write_bw_gbps:65536 write_bw_gbps:1048576 \
 		send_bw_gbps:4096 send_bw_gbps:65536 send_bw_gbps:1048576 \
 		read_bw_gbps:4096 read_bw_gbps:65536 read_bw_gbps:1048576 \
-		msgrate_64b_mpps:1 msgrate_64b_mpps:8 \
+		msgrate_64b_mpps:1 msgrate_64b_mpps:8 post_us:1 post_cap_mpps:1 \
 		write_lat_us:typ write_lat_us:p99 send_lat_us:typ send_lat_us:p99 \
 		read_lat_us:typ read_lat_us:p99 cpu_s_per_gib:65536 \
 		agg_bw_gbps:1 agg_bw_gbps:8 agg_bw_gbps:64 agg_bw_gbps:256 \
