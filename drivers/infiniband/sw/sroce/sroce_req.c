@@ -939,7 +939,7 @@ void sroce_req_doorbell(struct sroce_qp *qp)
 		if (READ_ONCE(qp->cpu) != cpu) {
 			sroce_count(sdev->stats, SROCE_CNT_DOORBELL_DEFERRED, 1);
 			sroce_req_kick(qp);
-			/* A kick takes no time to speak of: no second clock read. */
+			/* A kick is quick: no second clock read. */
 			WRITE_ONCE(db->exit, now);
 			return;
 		}
