@@ -561,6 +561,7 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		break;
 	case SROCE_KIND_READ_RESP:
 	case SROCE_KIND_ATOMIC_ACK:
+		sroce_req_heard(qp);
 		err = sroce_comp_resp(qp, skb, pkt, payload_off, &kick);
 		break;
 	default:

@@ -897,16 +897,41 @@ static int sroce_other_cpu(int cpu)
 }
 
 /**
+ * sroce_req_heard() - the peer spoke to @qp: a request, or a READ or atomic
+ *                     response, arrived
+ * @qp: queue pair
+ *
+ * For the doorbell (sroce_req_doorbell()): a poster that heard from a peer
+ * since it last rang may be answering it.  Any context; written only when
+ * it changes, so a stream of packets does not bounce its cache line.
+ */
+void sroce_req_heard(struct sroce_qp *qp)
+{
+	struct sroce_db_hint *db = qp->db;
+
+	if (db && !READ_ONCE(db->heard))
+		WRITE_ONCE(db->heard, true);
+}
+
+/**
  * sroce_req_doorbell() - a user QP's post_send: run or defer the requester
  * @qp: queue pair
  *
  * A poster that waits for an answer between posts (a ping-pong) is best
  * served inline: the packet leaves before the syscall returns.  An RC
  * poster that rings again within a quarter of the time an inline run
- * takes is streaming (a ping-pong's peer needs about half a run to
- * answer); then the requester runs on the QP's work CPU, moved off the
- * poster's, so that syscalls and protocol work overlap and the worker
- * drains many WQEs per run (and asks for one ACK per run).
+ * takes, and has heard nothing from a peer since it last rang, is
+ * streaming (a ping-pong's peer needs about half a run to answer); then
+ * the requester runs on the QP's work CPU, moved off the poster's, so
+ * that syscalls and protocol work overlap and the worker drains many WQEs
+ * per run (and asks for one ACK per run).
+ *
+ * The timing alone misleads: a READ answered locally completes within
+ * the run that sent it, so a READ ping-pong's next post comes right
+ * after the run; and one slow run (an interrupt in it) would make every
+ * later post look quick, with no inline run left to measure a better
+ * cost.  Hearing from the peer settles both for a ping-pong, while a
+ * streaming poster hears only ACKs.
  *
  * Only a QP whose packets are delivered locally (sroce_tx_local()) is
  * deferred: there the receiver has taken each packet before the send
@@ -915,8 +940,8 @@ static int sroce_other_cpu(int cpu)
  * their sum queued in a backlog can delay ACKs beyond the retransmit
  * timeout; the poster's own pace, inline, is the backpressure there.
  *
- * The timestamps are hints shared by the user context's QPs: threads
- * ringing at once can only skew the choice, never the protocol, which the
+ * The hints are shared by the user context's QPs: threads ringing at
+ * once can only skew the choice, never the protocol, which the
  * REQ_RUNNING bit keeps to one executor per QP.
  */
 void sroce_req_doorbell(struct sroce_qp *qp)
@@ -924,9 +949,21 @@ void sroce_req_doorbell(struct sroce_qp *qp)
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_db_hint *db = qp->db;
 	int cpu = raw_smp_processor_id();	/* a hint: may migrate */
-	u64 now = local_clock(), end;
+	u64 now, end;
 	bool ran;
 
+	if (READ_ONCE(db->heard)) {
+		/*
+		 * Inline, and no clock read (costly in a VM): the hints stay
+		 * as they were, so the next unheard ring sees a longer gap,
+		 * which also means inline.
+		 */
+		WRITE_ONCE(db->heard, false);
+		sroce_count(sdev->stats, SROCE_CNT_DOORBELL_INLINE, 1);
+		sroce_req_run(qp);
+		return;
+	}
+	now = local_clock();
 	/*
 	 * RC only: a UD send is done once its packet is built, and a poster
 	 * may destroy the QP right after posting (rdma-core's mckey does):

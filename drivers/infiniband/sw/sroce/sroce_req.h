@@ -11,6 +11,7 @@ struct sroce_swqe;
 bool sroce_req_run(struct sroce_qp *qp);
 void sroce_req_kick(struct sroce_qp *qp);
 void sroce_req_doorbell(struct sroce_qp *qp);
+void sroce_req_heard(struct sroce_qp *qp);
 bool sroce_req_has_work(struct sroce_qp *qp);
 u16 sroce_qp_sport(const struct sroce_qp *qp);
 u32 sroce_wqe_npkts(const struct sroce_qp *qp, const struct sroce_swqe *w);

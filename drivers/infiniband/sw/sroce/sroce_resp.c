@@ -759,6 +759,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 	bool comm_est = false;
 	unsigned long flags;
 
+	sroce_req_heard(qp);
 	spin_lock_irqsave(&rs->lock, flags);
 	if (!rs->comm_est) {
 		/* IBTA 11.6.3: the first packet received in RTR. */

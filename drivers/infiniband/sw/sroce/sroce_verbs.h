@@ -18,6 +18,7 @@ struct sroce_dev;
 struct sroce_db_hint {
 	u64 exit;		/* local_clock() as the last doorbell returned */
 	u64 cost;		/* ns the last inline requester run took */
+	bool heard;		/* a QP got a request or READ response since */
 };
 
 struct sroce_ucontext {
