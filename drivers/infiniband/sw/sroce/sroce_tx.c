@@ -363,16 +363,19 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = fl.saddr;
 	iph->daddr = fl.daddr;
-	/* The ICRC covers the IP ID: it must be final first. */
-	__ip_select_ident(net, iph, 1);
-	ip_send_check(iph);
 	skb->protocol = htons(ETH_P_IP);
 	if (rt->dst.dev->flags & IFF_LOOPBACK) {
+		/* Never on a wire: no ID to pick (RFC 6864: DF set anyway). */
+		iph->id = 0;
+		ip_send_check(iph);
 		skb->dev = rt->dst.dev;
 		ip_rt_put(rt);
 		*local = true;
 		return sroce_tx_local(sdev->snet->sock4->sk, skb);
 	}
+	/* The ICRC covers the IP ID: it must be final first. */
+	__ip_select_ident(net, iph, 1);
+	ip_send_check(iph);
 	if (sroce_tx_icrc(skb, iph, sizeof(*iph))) {
 		ip_rt_put(rt);
 		kfree_skb(skb);
