@@ -125,6 +125,24 @@ static unsigned long sroce_comp_timeout(const struct sroce_qp *qp)
 		   msecs_to_jiffies(10));
 }
 
+/*
+ * (Re)start the transport timeout from now.  Sending and ACKs move only
+ * its deadline: the kernel timer is left pending when everything is
+ * answered, and one that fires before the deadline waits on for it
+ * (sroce_comp_retry_timer()).  Re-arming and deleting a timer for every
+ * message of a ping-pong cost more than the rest of its bookkeeping.
+ */
+static void sroce_comp_set_deadline(struct sroce_qp *qp)
+{
+	unsigned long d = jiffies + sroce_comp_timeout(qp);
+
+	qp->req.rto_deadline = d;
+	qp->req.rto_armed = true;
+	if (!timer_pending(&qp->retry_timer) ||
+	    time_after(qp->retry_timer.expires, d))
+		mod_timer(&qp->retry_timer, d);
+}
+
 /**
  * sroce_comp_arm() - start the transport timer if PSNs are outstanding
  * @qp: RC queue pair, qp->sq.lock held
@@ -133,9 +151,8 @@ void sroce_comp_arm(struct sroce_qp *qp)
 {
 	if (!qp->attr.timeout || test_bit(SROCE_QP_DYING, &qp->flags))
 		return;	/* timeout 0: wait forever (IBTA 9.7.6.1.3) */
-	if (qp->req.acked_psn != qp->req.max_psn &&
-	    !timer_pending(&qp->retry_timer))
-		mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
+	if (qp->req.acked_psn != qp->req.max_psn && !qp->req.rto_armed)
+		sroce_comp_set_deadline(qp);
 }
 
 /*
@@ -333,9 +350,9 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 old_acked)
 	req->rnr_retry = qp->attr.rnr_retry;
 	req->gap_set = false;
 	if (req->acked_psn == req->max_psn)
-		del_timer(&qp->retry_timer);
+		req->rto_armed = false;
 	else if (qp->attr.timeout)
-		mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
+		sroce_comp_set_deadline(qp);
 }
 
 /* The READ response at @w->resp_psn: place its payload. */
@@ -448,6 +465,7 @@ static bool sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 		sroce_comp_rewind(qp, psn);
 		req->gap_set = false;
 		req->rnr_wait = true;
+		req->rto_armed = false;
 		del_timer(&qp->retry_timer);
 		mod_timer(&qp->rnr_timer, jiffies +
 			  usecs_to_jiffies(sroce_rnr_timer_us(sroce_aeth_value(syn))));
@@ -598,8 +616,14 @@ void sroce_comp_retry_timer(struct timer_list *t)
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    req->acked_psn == req->max_psn || req->rnr_wait)
+	    !req->rto_armed || req->acked_psn == req->max_psn ||
+	    req->rnr_wait)
 		goto out;
+	if (time_before(jiffies, req->rto_deadline)) {
+		/* Progress moved the deadline since this was set. */
+		mod_timer(&qp->retry_timer, req->rto_deadline);
+		goto out;
+	}
 	w = sroce_comp_head(qp);
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout, acked %#x max %#x psn %#x cur %u own %u fetched %u retry %u\n",
@@ -629,7 +653,7 @@ void sroce_comp_retry_timer(struct timer_list *t)
 	sroce_cwnd_timeout(&req->cwnd);
 	/* acked_psn is the head's oldest unanswered PSN (a READ's resp_psn). */
 	sroce_comp_rewind(qp, req->acked_psn);
-	mod_timer(&qp->retry_timer, jiffies + sroce_comp_timeout(qp));
+	sroce_comp_set_deadline(qp);
 	kick = true;
 out:
 	spin_unlock_irqrestore(&qp->sq.lock, flags);

@@ -375,6 +375,7 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 	req->offset = 0;
 	req->rd_atomic = 0;
 	req->rnr_wait = false;
+	req->rto_armed = false;
 	del_timer(&qp->retry_timer);
 	del_timer(&qp->rnr_timer);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);

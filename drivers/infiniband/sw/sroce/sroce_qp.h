@@ -117,6 +117,8 @@ struct sroce_req {
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
 	bool rnr_wait;		/* waiting out an RNR NAK's timer */
+	bool rto_armed;		/* the transport timer counts to rto_deadline */
+	unsigned long rto_deadline;	/* jiffies (sroce_comp_set_deadline()) */
 	bool gap_set;		/* resent from gap_psn for a gap in answers */
 	u32 gap_psn;
 	bool swqe_grow;		/* copies all in use; more may be allocated */
