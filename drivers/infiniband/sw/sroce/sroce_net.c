@@ -72,6 +72,17 @@ static struct sroce_dev *sroce_net_find_local(struct sroce_net *snet,
 	return NULL;
 }
 
+/*
+ * A locally delivered packet to its source address: the sending device
+ * owns it (the source is one of its GIDs), no address lookup needed.
+ */
+static bool sroce_net_to_self(const struct sk_buff *skb)
+{
+	if (ip_hdr(skb)->version == 4)
+		return ip_hdr(skb)->daddr == ip_hdr(skb)->saddr;
+	return ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &ipv6_hdr(skb)->saddr);
+}
+
 static const enum sroce_counter sroce_verdict_counter[SROCE_VERDICT_MAX] = {
 	[SROCE_ERR_SHORT]	= SROCE_CNT_RX_DROP_SHORT,
 	[SROCE_ERR_TVER]	= SROCE_CNT_RX_DROP_BAD_TVER,
@@ -190,15 +201,20 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
  * UDP encap_rcv hook.  Returning 0 tells UDP the skb was consumed; we never
  * hand packets back to the socket's receive queue (nobody reads it).
  */
-static void __sroce_udp_rx(struct sock *sk, struct sk_buff *skb, bool local)
+static void __sroce_udp_rx(struct sock *sk, struct sk_buff *skb,
+			   struct sroce_dev *from)
 {
+	bool local = from;
 	struct sroce_net *snet;
 	struct sroce_dev *sdev;
 	unsigned int off, len;
 
 	rcu_read_lock();
 	snet = rcu_dereference_sk_user_data(sk);
-	sdev = snet ? sroce_net_find_dev(snet, skb->dev) : NULL;
+	if (local && sroce_net_to_self(skb))
+		sdev = from;
+	else
+		sdev = snet ? sroce_net_find_dev(snet, skb->dev) : NULL;
 	if (!sdev && snet && (skb->dev->flags & IFF_LOOPBACK))
 		sdev = sroce_net_find_local(snet, skb);
 	if (!sdev) {
@@ -218,21 +234,23 @@ out:
 
 static int sroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	__sroce_udp_rx(sk, skb, false);
+	__sroce_udp_rx(sk, skb, NULL);
 	return 0;
 }
 
 /**
  * sroce_net_rx_local() - receive a packet sent to a local address
+ * @from: the sending device
  * @sk: the namespace's sroce socket of the packet's family
  * @skb: the packet, network and transport headers set, its dev the
  *       loopback device, its ICRC not computed (never checked); consumed
  *
  * Context: bottom halves disabled.
  */
-void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb)
+void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
+			struct sk_buff *skb)
 {
-	__sroce_udp_rx(sk, skb, true);
+	__sroce_udp_rx(sk, skb, from);
 }
 
 static int sroce_sock_open(struct sroce_net *snet, bool ipv6,

@@ -52,7 +52,8 @@ void sroce_net_unpublish(struct sroce_dev *sdev);
 extern sroce_crc32_fn sroce_crc32;
 int sroce_crc_init(void);
 void sroce_crc_exit(void);
-void sroce_net_rx_local(struct sock *sk, struct sk_buff *skb);
+void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
+			struct sk_buff *skb);
 
 int sroce_net_init(void);
 void sroce_net_exit(void);

@@ -274,12 +274,13 @@ static int sroce_tx_icrc(struct sk_buff *skb, const void *iph, size_t iphlen)
  * Bottom halves off, as in the UDP receive path it stands in for; the
  * receive side's replies (ACKs) nest at most one level.
  */
-static int sroce_tx_local(struct sock *sk, struct sk_buff *skb)
+static int sroce_tx_local(struct sroce_dev *sdev, struct sock *sk,
+			  struct sk_buff *skb)
 {
 	memset(sroce_tx_icrc_room(skb), 0, SROCE_ICRC_BYTES);
 	skb->pkt_type = PACKET_HOST;
 	local_bh_disable();
-	sroce_net_rx_local(sk, skb);
+	sroce_net_rx_local(sdev, sk, skb);
 	local_bh_enable();
 	return 0;
 }
@@ -371,7 +372,7 @@ static int sroce_xmit4(struct sroce_dev *sdev, const struct sroce_av *av,
 		skb->dev = rt->dst.dev;
 		ip_rt_put(rt);
 		*local = true;
-		return sroce_tx_local(sdev->snet->sock4->sk, skb);
+		return sroce_tx_local(sdev, sdev->snet->sock4->sk, skb);
 	}
 	/* The ICRC covers the IP ID: it must be final first. */
 	__ip_select_ident(net, iph, 1);
@@ -429,7 +430,7 @@ static int sroce_xmit6(struct sroce_dev *sdev, const struct sroce_av *av,
 		skb->dev = dst->dev;
 		dst_release(dst);
 		*local = true;
-		return sroce_tx_local(sdev->snet->sock6->sk, skb);
+		return sroce_tx_local(sdev, sdev->snet->sock6->sk, skb);
 	}
 	if (sroce_tx_icrc(skb, ip6h, sizeof(*ip6h))) {
 		dst_release(dst);
