@@ -78,9 +78,21 @@ static void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 	xa_store(&sdev->mr_xa, mr->mem.lkey >> 8, &mr->mem, GFP_KERNEL);
 }
 
+/*
+ * Take @mem's key out of the table; hints found before are dropped from
+ * now on.  The caller waits an RCU grace period before the object goes,
+ * as for any lookup.
+ */
+static void sroce_mem_unpublish(struct sroce_dev *sdev, struct sroce_mem *mem)
+{
+	xa_erase(&sdev->mr_xa, mem->lkey >> 8);
+	/* Fully ordered: a reader that sees the count sees the erase. */
+	atomic64_inc_return(&sdev->mr_gone);
+}
+
 static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	xa_erase(&sdev->mr_xa, mr->mem.lkey >> 8);
+	sroce_mem_unpublish(sdev, &mr->mem);
 	/* Wait for data-path users, then release what they touched. */
 	if (!refcount_dec_and_test(&mr->mem.ref))
 		wait_for_completion(&mr->mem.released);
@@ -240,6 +252,42 @@ struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
 	mem = xa_load(&sdev->mr_xa, key >> 8);
 	if (mem && (READ_ONCE(mem->lkey) != key || !refcount_inc_not_zero(&mem->ref)))
 		mem = NULL;
+	rcu_read_unlock();
+	return mem;
+}
+
+/**
+ * sroce_mem_get_hint() - sroce_mem_get(), trying the caller's last object
+ * @sdev: device
+ * @key: the key
+ * @hint: the caller's, updated with what was found
+ *
+ * A hint taken before no object left the table is still a live object
+ * under RCU: whoever frees one first bumps mr_gone, then waits a grace
+ * period (this section) before it frees.  The key and reference checks
+ * are those of the table path.
+ *
+ * Return: the object with a reference, or NULL.
+ */
+struct sroce_mem *sroce_mem_get_hint(struct sroce_dev *sdev, u32 key,
+				     struct sroce_mem_hint *hint)
+{
+	struct sroce_mem *mem;
+	u64 gone;
+
+	rcu_read_lock();
+	gone = atomic64_read_acquire(&sdev->mr_gone);
+	if (hint->mem && hint->key == key && hint->gone == gone)
+		mem = hint->mem;
+	else
+		mem = xa_load(&sdev->mr_xa, key >> 8);
+	if (mem && (READ_ONCE(mem->lkey) != key || !refcount_inc_not_zero(&mem->ref)))
+		mem = NULL;
+	if (mem) {
+		hint->mem = mem;
+		hint->key = key;
+		hint->gone = gone;
+	}
 	rcu_read_unlock();
 	return mem;
 }
@@ -439,6 +487,7 @@ int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
  * @off: message offset of the first byte
  * @len: bytes
  * @access: IB_ACCESS_* bits each lkey must grant (0 to read)
+ * @hint: the caller's last lookup (sroce_mem_get_hint()), or NULL
  * @step: called for each piece with its memory, pinned and checked for
  *        exactly the bytes visited; non-zero stops the walk
  * @arg: passed to @step
@@ -452,6 +501,7 @@ int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 				 const struct rxe_sge *sge, u32 num_sge,
 				 u32 off, u32 len, int access,
+				 struct sroce_mem_hint *hint,
 				 sroce_sge_step_t step, void *arg)
 {
 	struct sroce_mem *mem;
@@ -464,7 +514,8 @@ enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 			continue;
 		}
 		n = min(len, sge[i].length - off);
-		mem = sroce_mem_get(sdev, sge[i].lkey);
+		mem = hint ? sroce_mem_get_hint(sdev, sge[i].lkey, hint) :
+			     sroce_mem_get(sdev, sge[i].lkey);
 		if (!mem)
 			return IB_WC_LOC_PROT_ERR;
 		err = sroce_mem_check(mem, pd, sge[i].addr + off, n, access);
@@ -515,7 +566,8 @@ enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_from_skb_arg a = { .skb = skb, .off = skb_off };
 
 	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
-			      IB_ACCESS_LOCAL_WRITE, sroce_from_skb_step, &a);
+			      IB_ACCESS_LOCAL_WRITE, NULL, sroce_from_skb_step,
+			      &a);
 }
 
 struct sroce_copy_arg {
@@ -543,19 +595,21 @@ static int sroce_copy_step(struct sroce_mem *mem, u64 iova, u32 len,
  * @buf: kernel buffer
  * @len: bytes
  * @dir: SROCE_TO_MEM (scatter; needs local write) or SROCE_FROM_MEM
+ * @hint: as for sroce_sge_walk()
  *
  * Return: as sroce_sge_walk().
  */
 enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 				 const struct rxe_sge *sge, u32 num_sge,
 				 u32 off, void *buf, u32 len,
-				 enum sroce_copy_dir dir)
+				 enum sroce_copy_dir dir,
+				 struct sroce_mem_hint *hint)
 {
 	struct sroce_copy_arg a = { .buf = buf, .dir = dir };
 
 	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
 			      dir == SROCE_TO_MEM ? IB_ACCESS_LOCAL_WRITE : 0,
-			      sroce_copy_step, &a);
+			      hint, sroce_copy_step, &a);
 }
 
 /**
@@ -754,7 +808,7 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	struct sroce_mem *mem = &to_sroce_mw(ibmw)->mem;
 	unsigned long flags;
 
-	xa_erase(&sdev->mr_xa, mem->lkey >> 8);
+	sroce_mem_unpublish(sdev, mem);
 	/* ib_core frees the window on return: no lookup may still see it. */
 	synchronize_rcu();
 	if (!refcount_dec_and_test(&mem->ref))

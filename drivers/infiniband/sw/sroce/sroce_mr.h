@@ -84,7 +84,21 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
+/*
+ * The last object a caller found, for one that looks up the same key
+ * packet after packet (a requester gathering from one buffer).  Owned by
+ * that caller; valid only while no object has left the key table since
+ * (sroce_mem_get_hint()).  Zeroed: empty.
+ */
+struct sroce_mem_hint {
+	struct sroce_mem *mem;
+	u64 gone;
+	u32 key;
+};
+
 struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key);
+struct sroce_mem *sroce_mem_get_hint(struct sroce_dev *sdev, u32 key,
+				     struct sroce_mem_hint *hint);
 void sroce_mem_put(struct sroce_mem *mem);
 
 enum sroce_copy_dir {
@@ -106,11 +120,13 @@ typedef int (*sroce_sge_step_t)(struct sroce_mem *mem, u64 iova, u32 len,
 enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 				 const struct rxe_sge *sge, u32 num_sge,
 				 u32 off, u32 len, int access,
+				 struct sroce_mem_hint *hint,
 				 sroce_sge_step_t step, void *arg);
 enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 				 const struct rxe_sge *sge, u32 num_sge,
 				 u32 off, void *buf, u32 len,
-				 enum sroce_copy_dir dir);
+				 enum sroce_copy_dir dir,
+				 struct sroce_mem_hint *hint);
 enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
 				     u32 off, const struct sk_buff *skb,

@@ -14,6 +14,7 @@
 
 #include "sroce_cc.h"
 #include "sroce_av.h"
+#include "sroce_mr.h"
 #include "sroce_queue.h"
 
 #define SROCE_MAX_QP		BIT(16)
@@ -126,6 +127,8 @@ struct sroce_req {
 	u32 swqe_mask;		/* copies - 1: ring index -> copy */
 	u32 swqe_max;		/* copies it may grow to (power of two) */
 	struct sroce_swqe *swqe;	/* one per WQE in flight */
+	/* The requester's last gather lkey (one executor: no lock). */
+	struct sroce_mem_hint mem_hint;
 };
 
 /*

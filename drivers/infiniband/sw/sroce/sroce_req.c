@@ -248,7 +248,7 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 	}
 	return sroce_sge_copy(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 			      (const void *)w->data, w->num_sge, off, dst, len,
-			      SROCE_FROM_MEM);
+			      SROCE_FROM_MEM, &qp->req.mem_hint);
 }
 
 static int sroce_req_attach_step(struct sroce_mem *mem, u64 iova, u32 len,
@@ -268,7 +268,8 @@ static bool sroce_req_attach(struct sroce_qp *qp, const struct sroce_swqe *w,
 {
 	return sroce_sge_walk(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 			      (const void *)w->data, w->num_sge, off, len, 0,
-			      sroce_req_attach_step, skb) == IB_WC_SUCCESS &&
+			      &qp->req.mem_hint, sroce_req_attach_step,
+			      skb) == IB_WC_SUCCESS &&
 	       !sroce_tx_paged_trailer(skb);
 }
 

@@ -87,7 +87,7 @@ static enum ib_wc_status sroce_scatter(struct sroce_qp *qp,
 		return IB_WC_LOC_LEN_ERR;
 	return sroce_sge_copy(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 			      rc->sge, rc->wqe.dma.num_sge, 0, (void *)buf,
-			      len, SROCE_TO_MEM);
+			      len, SROCE_TO_MEM, NULL);
 }
 
 static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
