@@ -736,6 +736,7 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
  * @va: first byte accessed
  * @len: bytes accessed (> 0)
  * @access: IB_ACCESS_REMOTE_* needed
+ * @hint: the caller's last lookup (sroce_mem_get_hint())
  *
  * An MR key is checked directly; a memory window key is checked against
  * the window (state, PD, QP for type 2, access, bounds) and resolves to
@@ -745,9 +746,10 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
  */
 struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
 				       struct ib_pd *pd, u32 qpn, u64 va,
-				       u32 len, int access)
+				       u32 len, int access,
+				       struct sroce_mem_hint *hint)
 {
-	struct sroce_mem *mem = sroce_mem_get(sdev, rkey), *mr = NULL;
+	struct sroce_mem *mem = sroce_mem_get_hint(sdev, rkey, hint), *mr = NULL;
 	unsigned long flags;
 
 	if (!mem)

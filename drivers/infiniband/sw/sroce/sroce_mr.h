@@ -138,7 +138,8 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			 u32 qpn, bool remote);
 struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
 				       struct ib_pd *pd, u32 qpn, u64 va,
-				       u32 len, int access);
+				       u32 len, int access,
+				       struct sroce_mem_hint *hint);
 
 struct sroce_mw {
 	struct ib_mw ibmw;

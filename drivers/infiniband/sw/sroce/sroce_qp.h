@@ -160,6 +160,7 @@ struct sroce_rdres {
 /* Responder state, under qp->resp.lock. */
 struct sroce_resp {
 	spinlock_t lock;	/* all of struct sroce_resp */
+	struct sroce_mem_hint mem_hint;	/* last R_Key resolved */
 	u32 epsn;		/* expected PSN */
 	u32 msn;		/* messages completed */
 	u8 cur_kind;		/* message in progress: SEND/WRITE, or 0xff */

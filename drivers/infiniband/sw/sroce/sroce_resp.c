@@ -345,13 +345,17 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_ack(out, psn, rs->msn);
 }
 
-/* Resolve @rkey (MR or window) for @access over [va, va + len). */
+/*
+ * Resolve @rkey (MR or window) for @access over [va, va + len).  Under
+ * the responder lock, which also guards its lookup hint.
+ */
 static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 					 u64 va, u32 len, int access)
 {
+	lockdep_assert_held(&qp->resp.lock);
 	return sroce_mem_get_remote(to_sroce_dev(qp->ibqp.device), rkey,
 				    qp->ibqp.pd, qp->ibqp.qp_num, va, len,
-				    access);
+				    access, &qp->resp.mem_hint);
 }
 
 /* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.4). */
