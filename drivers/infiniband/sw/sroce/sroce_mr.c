@@ -237,6 +237,19 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * What every lookup checks of the object it found, under RCU: the whole
+ * key (the key byte that fast registration and binding change, too) and
+ * that the object is not going.
+ */
+static struct sroce_mem *sroce_mem_pin(struct sroce_mem *mem, u32 key)
+{
+	if (mem && READ_ONCE(mem->lkey) == key &&
+	    refcount_inc_not_zero(&mem->ref))
+		return mem;
+	return NULL;
+}
+
 /**
  * sroce_mem_get() - find a valid memory object by lkey/rkey and pin it
  * @sdev: device
@@ -249,9 +262,7 @@ struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
 	struct sroce_mem *mem;
 
 	rcu_read_lock();
-	mem = xa_load(&sdev->mr_xa, key >> 8);
-	if (mem && (READ_ONCE(mem->lkey) != key || !refcount_inc_not_zero(&mem->ref)))
-		mem = NULL;
+	mem = sroce_mem_pin(xa_load(&sdev->mr_xa, key >> 8), key);
 	rcu_read_unlock();
 	return mem;
 }
@@ -264,8 +275,8 @@ struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
  *
  * A hint taken before no object left the table is still a live object
  * under RCU: whoever frees one first bumps mr_gone, then waits a grace
- * period (this section) before it frees.  The key and reference checks
- * are those of the table path.
+ * period (this section) before it frees.  Either way the object gets the
+ * table path's checks (sroce_mem_pin()).
  *
  * Return: the object with a reference, or NULL.
  */
@@ -281,8 +292,7 @@ struct sroce_mem *sroce_mem_get_hint(struct sroce_dev *sdev, u32 key,
 		mem = hint->mem;
 	else
 		mem = xa_load(&sdev->mr_xa, key >> 8);
-	if (mem && (READ_ONCE(mem->lkey) != key || !refcount_inc_not_zero(&mem->ref)))
-		mem = NULL;
+	mem = sroce_mem_pin(mem, key);
 	if (mem) {
 		hint->mem = mem;
 		hint->key = key;
