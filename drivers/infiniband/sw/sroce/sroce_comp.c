@@ -377,7 +377,8 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 	}
 	st = sroce_sge_from_skb(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 				(const struct rxe_sge *)w->data, w->num_sge,
-				off, skb, payload_off, pkt->payload_len);
+				off, skb, payload_off, pkt->payload_len,
+				&qp->req.mem_hint);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
@@ -400,7 +401,8 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_swqe *w,
 	struct sroce_mem *mem;
 
 	w->done = true;
-	mem = w->num_sge ? sroce_mem_get(sdev, sge[0].lkey) : NULL;
+	mem = w->num_sge ? sroce_mem_get_hint(sdev, sge[0].lkey,
+					      &qp->req.mem_hint) : NULL;
 	if (!mem || sge[0].length < sizeof(u64) ||
 	    sroce_mem_check(mem, qp->ibqp.pd, sge[0].addr, sizeof(u64),
 			    IB_ACCESS_LOCAL_WRITE)) {

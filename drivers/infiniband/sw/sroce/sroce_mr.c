@@ -565,18 +565,20 @@ static int sroce_from_skb_step(struct sroce_mem *mem, u64 iova, u32 len,
  * @skb: the packet
  * @skb_off: offset of the first byte in @skb
  * @len: bytes
+ * @hint: as for sroce_sge_walk()
  *
  * Return: as sroce_sge_walk(), each lkey needing local write access.
  */
 enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
 				     u32 off, const struct sk_buff *skb,
-				     unsigned int skb_off, u32 len)
+				     unsigned int skb_off, u32 len,
+				     struct sroce_mem_hint *hint)
 {
 	struct sroce_from_skb_arg a = { .skb = skb, .off = skb_off };
 
 	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
-			      IB_ACCESS_LOCAL_WRITE, NULL, sroce_from_skb_step,
+			      IB_ACCESS_LOCAL_WRITE, hint, sroce_from_skb_step,
 			      &a);
 }
 

@@ -130,7 +130,8 @@ enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
 				     u32 off, const struct sk_buff *skb,
-				     unsigned int skb_off, u32 len);
+				     unsigned int skb_off, u32 len,
+				     struct sroce_mem_hint *hint);
 u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
 		     u64 cmp_add, u64 swap);
 int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access);

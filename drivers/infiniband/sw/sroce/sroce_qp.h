@@ -127,7 +127,10 @@ struct sroce_req {
 	u32 swqe_mask;		/* copies - 1: ring index -> copy */
 	u32 swqe_max;		/* copies it may grow to (power of two) */
 	struct sroce_swqe *swqe;	/* one per WQE in flight */
-	/* The requester's last gather lkey (one executor: no lock). */
+	/*
+	 * The last lkey the requester gathered from or the completer
+	 * scattered a response to: both under sq.lock.
+	 */
 	struct sroce_mem_hint mem_hint;
 };
 
@@ -160,7 +163,7 @@ struct sroce_rdres {
 /* Responder state, under qp->resp.lock. */
 struct sroce_resp {
 	spinlock_t lock;	/* all of struct sroce_resp */
-	struct sroce_mem_hint mem_hint;	/* last R_Key resolved */
+	struct sroce_mem_hint mem_hint;	/* last R_Key or receive lkey */
 	u32 epsn;		/* expected PSN */
 	u32 msn;		/* messages completed */
 	u8 cur_kind;		/* message in progress: SEND/WRITE, or 0xff */

@@ -242,6 +242,7 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 					  const struct sroce_swqe *w, u32 off,
 					  u8 *dst, u32 len)
 {
+	lockdep_assert_held(&qp->sq.lock);	/* for req.mem_hint */
 	if (!w->num_sge) {
 		memcpy(dst, (const u8 *)w->data + off, len);
 		return IB_WC_SUCCESS;
@@ -266,6 +267,7 @@ static int sroce_req_attach_step(struct sroce_mem *mem, u64 iova, u32 len,
 static bool sroce_req_attach(struct sroce_qp *qp, const struct sroce_swqe *w,
 			     u32 off, struct sk_buff *skb, u32 len)
 {
+	lockdep_assert_held(&qp->sq.lock);	/* for req.mem_hint */
 	return sroce_sge_walk(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 			      (const void *)w->data, w->num_sge, off, len, 0,
 			      &qp->req.mem_hint, sroce_req_attach_step,

@@ -312,7 +312,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	st = rs->wqe->wqe.dma.num_sge == U32_MAX ? IB_WC_LOC_LEN_ERR :
 	     sroce_sge_from_skb(sdev, qp->ibqp.pd, rs->wqe->sge,
 				rs->wqe->wqe.dma.num_sge, rs->offset, skb,
-				payload_off, pkt->payload_len);
+				payload_off, pkt->payload_len, &rs->mem_hint);
 	if (st != IB_WC_SUCCESS) {
 		/* IBTA 9.9.3.1: the message cannot be placed. */
 		sroce_resp_complete(qp, pkt, IB_WC_RECV, rs->offset, st);
