@@ -87,6 +87,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	rs->offset = 0;
 	rs->res_head = 0;
 	rs->nres = 1;
+	rs->reads_unsent = 0;
 	memset(rs->res, 0, rs->res_cap * sizeof(*rs->res));
 }
 
@@ -482,6 +483,19 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
  * their places, so READ responses under way go on; the old array goes
  * once no one can reach it: every user holds qp->resp.lock.
  */
+/* Use @n entries of res[] (grown to that before), under resp.lock. */
+static void sroce_qp_set_nres(struct sroce_resp *rs, u32 n)
+{
+	u32 i;
+
+	rs->nres = max_t(u32, n, 1);
+	rs->res_head = 0;
+	/* Entries past the new count are no longer looked at. */
+	rs->reads_unsent = 0;
+	for (i = 0; i < rs->nres; i++)
+		rs->reads_unsent += sroce_rdres_unsent(&rs->res[i]);
+}
+
 static int sroce_qp_grow_res(struct sroce_qp *qp, u32 n)
 {
 	struct sroce_resp *rs = &qp->resp;
@@ -619,8 +633,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 		spin_lock_irqsave(&qp->resp.lock, flags);
-		qp->resp.nres = max_t(u32, attr->max_dest_rd_atomic, 1);
-		qp->resp.res_head = 0;
+		sroce_qp_set_nres(&qp->resp, attr->max_dest_rd_atomic);
 		spin_unlock_irqrestore(&qp->resp.lock, flags);
 	}
 	if (mask & IB_QP_MIN_RNR_TIMER)

@@ -12,6 +12,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "sroce/sroce_opcode.h"
 #include "sroce_cc.h"
 #include "sroce_av.h"
 #include "sroce_mr.h"
@@ -160,6 +161,12 @@ struct sroce_rdres {
 	u64 orig;		/* ATOMIC: value returned (replayed if dup) */
 };
 
+/* Whether @res has READ responses still to send. */
+static inline bool sroce_rdres_unsent(const struct sroce_rdres *res)
+{
+	return res->kind == SROCE_KIND_READ_REQ && res->sent < res->npkts;
+}
+
 /* Responder state, under qp->resp.lock. */
 struct sroce_resp {
 	spinlock_t lock;	/* all of struct sroce_resp */
@@ -191,6 +198,7 @@ struct sroce_resp {
 	u32 nres;		/* entries in use in res[] */
 	u32 res_cap;		/* entries allocated (grows, never shrinks) */
 	u32 res_head;		/* oldest entry */
+	u32 reads_unsent;	/* entries with sroce_rdres_unsent() */
 	struct sroce_rdres *res;
 	size_t wqe_size;	/* bytes allocated at wqe */
 	struct sroce_recv_copy *wqe;

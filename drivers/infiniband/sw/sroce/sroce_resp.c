@@ -468,8 +468,22 @@ static struct sroce_rdres *sroce_resp_new_res(struct sroce_resp *rs)
 	struct sroce_rdres *res = &rs->res[rs->res_head];
 
 	rs->res_head = (rs->res_head + 1) % rs->nres;
+	rs->reads_unsent -= sroce_rdres_unsent(res);
 	memset(res, 0, sizeof(*res));
 	return res;
+}
+
+/*
+ * Move the send point of READ entry @res, keeping count of the entries
+ * with responses to send: that count spares sroce_resp_read_next() a scan
+ * of every entry when there is none (after each READ, for one).
+ */
+static void sroce_res_set_sent(struct sroce_resp *rs, struct sroce_rdres *res,
+			       u32 sent)
+{
+	rs->reads_unsent -= sroce_rdres_unsent(res);
+	res->sent = sent;
+	rs->reads_unsent += sroce_rdres_unsent(res);
 }
 
 /* RDMA READ request (IBTA 9.7.4.1.5): responses are generated later. */
@@ -497,6 +511,7 @@ static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	res->va = pkt->reth.va;
 	res->rkey = pkt->reth.rkey;
 	res->length = len;
+	rs->reads_unsent++;
 	rs->msn = sroce_msn_add(rs->msn, 1);
 	res->msn = rs->msn;
 	rs->epsn = sroce_psn_add(pkt->bth.psn, res->npkts);
@@ -662,7 +677,8 @@ static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			if (res->kind != SROCE_KIND_READ_REQ ||
 			    !sroce_psn_in_window(psn, res->psn, res->npkts))
 				continue;
-			res->sent = sroce_psn_dist(res->psn, psn);
+			sroce_res_set_sent(rs, res,
+					   sroce_psn_dist(res->psn, psn));
 			out->read = true;
 			ibdev_dbg(qp->ibqp.device, "qp %u: dup read %#x entry %u psn %#x n %u\n",
 				  qp->ibqp.qp_num, psn, i, res->psn, res->npkts);
@@ -857,21 +873,26 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	struct sroce_pkt pkt = {};
 	struct sroce_mem *mem = NULL;
 	struct sk_buff *skb = NULL;
-	u32 i, off, len, pad;
+	u32 i, j, off, len, pad;
 	bool zcopy;
 	u8 op;
 	int hdr;
 
-	for (i = 0; i < rs->nres; i++) {
-		struct sroce_rdres *r = &rs->res[(rs->res_head + i) % rs->nres];
-
-		if (r->kind == SROCE_KIND_READ_REQ && r->sent < r->npkts) {
-			res = r;
+	if (!rs->reads_unsent)
+		return NULL;
+	/* The oldest first: responses go out in request order. */
+	for (i = 0, j = rs->res_head; i < rs->nres; i++) {
+		if (sroce_rdres_unsent(&rs->res[j])) {
+			res = &rs->res[j];
 			break;
 		}
+		if (++j == rs->nres)
+			j = 0;
 	}
-	if (!res)
+	if (WARN_ON_ONCE(!res)) {
+		rs->reads_unsent = 0;
 		return NULL;
+	}
 
 	off = res->sent * qp->mtu;
 	len = min(qp->mtu, res->length - off);
@@ -893,7 +914,7 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	pad = sroce_pad_for(len);
 	*resp = res;
 	*psnp = res->psn;
-	res->sent++;
+	sroce_res_set_sent(rs, res, res->sent + 1);
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
 	/* Checked at request time; the MR may have gone since. */
@@ -931,7 +952,7 @@ again:
 drop:
 	if (mem)
 		sroce_mem_put(mem);
-	res->sent = res->npkts;
+	sroce_res_set_sent(rs, res, res->npkts);
 	kfree_skb(skb);
 	return NULL;
 }
@@ -991,7 +1012,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 		spin_lock_irqsave(&rs->lock, flags);
 		res = sroce_resp_find_read(rs, psn);
 		if (res && res->sent > sent)
-			res->sent = sent;
+			sroce_res_set_sent(rs, res, sent);
 		spin_unlock_irqrestore(&rs->lock, flags);
 		return -ENOBUFS;
 	}
