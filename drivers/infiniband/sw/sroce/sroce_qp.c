@@ -478,11 +478,6 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	sroce_cc_qp_fini(qp);
 }
 
-/*
- * Make room for @n (at least one) responder resources.  The entries keep
- * their places, so READ responses under way go on; the old array goes
- * once no one can reach it: every user holds qp->resp.lock.
- */
 /* Use @n entries of res[] (grown to that before), under resp.lock. */
 static void sroce_qp_set_nres(struct sroce_resp *rs, u32 n)
 {
@@ -496,6 +491,11 @@ static void sroce_qp_set_nres(struct sroce_resp *rs, u32 n)
 		rs->reads_unsent += sroce_rdres_unsent(&rs->res[i]);
 }
 
+/*
+ * Make room for @n (at least one) responder resources.  The entries keep
+ * their places, so READ responses under way go on; the old array goes
+ * once no one can reach it: every user holds qp->resp.lock.
+ */
 static int sroce_qp_grow_res(struct sroce_qp *qp, u32 n)
 {
 	struct sroce_resp *rs = &qp->resp;
