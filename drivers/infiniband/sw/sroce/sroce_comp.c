@@ -24,6 +24,7 @@
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
+#include "sroce_net.h"
 #include "sroce_qp.h"
 #include "sroce_req.h"
 #include "sroce_stats.h"
@@ -357,9 +358,8 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 old_acked)
 
 /* The READ response at @w->resp_psn: place its payload. */
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
-				 struct sk_buff *skb,
-				 const struct sroce_pkt *pkt,
-				 unsigned int payload_off)
+				 const struct sroce_rxp *rx,
+				 const struct sroce_pkt *pkt)
 {
 	u32 off = sroce_psn_dist(w->first_psn, pkt->bth.psn) * qp->mtu;
 	u8 op = pkt->bth.opcode & 0x1f;
@@ -375,10 +375,9 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 		w->done = true;
 		return;
 	}
-	st = sroce_sge_from_skb(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
+	st = sroce_sge_from_rxp(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 				(const struct rxe_sge *)w->data, w->num_sge,
-				off, skb, payload_off, pkt->payload_len,
-				&qp->req.mem_hint);
+				off, rx, pkt->payload_len, &qp->req.mem_hint);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
@@ -496,9 +495,8 @@ static bool sroce_comp_ack(struct sroce_qp *qp, const struct sroce_pkt *pkt,
  * A READ response or atomic ACK at @psn.  Returns true when the QP must go
  * to ERR; *@kick as for sroce_comp_ack().
  */
-static bool sroce_comp_resp(struct sroce_qp *qp, struct sk_buff *skb,
-			    const struct sroce_pkt *pkt,
-			    unsigned int payload_off, bool *kick)
+static bool sroce_comp_resp(struct sroce_qp *qp, const struct sroce_rxp *rx,
+			    const struct sroce_pkt *pkt, bool *kick)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	bool read = pkt->info->kind == SROCE_KIND_READ_RESP;
@@ -533,7 +531,7 @@ static bool sroce_comp_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		return false;
 	}
 	if (read) {
-		sroce_comp_read_resp(qp, w, skb, pkt, payload_off);
+		sroce_comp_read_resp(qp, w, rx, pkt);
 	} else {
 		sroce_comp_atomic_ack(qp, w, pkt);
 		w->resp_psn = sroce_psn_add(psn, 1);
@@ -547,12 +545,11 @@ static bool sroce_comp_resp(struct sroce_qp *qp, struct sk_buff *skb,
 /**
  * sroce_comp_rx() - a response packet for requester @qp
  * @qp: RC queue pair
- * @skb: the packet
+ * @rx: the packet
  * @pkt: its decoded headers
- * @payload_off: offset of its payload in @skb
  */
-void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
-		   const struct sroce_pkt *pkt, unsigned int payload_off)
+void sroce_comp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
+		   const struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -582,7 +579,7 @@ void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 	case SROCE_KIND_READ_RESP:
 	case SROCE_KIND_ATOMIC_ACK:
 		sroce_req_heard(qp);
-		err = sroce_comp_resp(qp, skb, pkt, payload_off, &kick);
+		err = sroce_comp_resp(qp, rx, pkt, &kick);
 		break;
 	default:
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE, 1);

@@ -5,13 +5,13 @@
 
 #include <linux/types.h>
 
-struct sk_buff;
 struct sroce_pkt;
 struct sroce_qp;
+struct sroce_rxp;
 struct timer_list;
 
-void sroce_comp_rx(struct sroce_qp *qp, struct sk_buff *skb,
-		   const struct sroce_pkt *pkt, unsigned int payload_off);
+void sroce_comp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
+		   const struct sroce_pkt *pkt);
 void sroce_comp_advance(struct sroce_qp *qp);
 void sroce_comp_arm(struct sroce_qp *qp);
 void sroce_comp_rewind(struct sroce_qp *qp, u32 psn);

@@ -347,6 +347,7 @@ void sroce_mcast_cleanup(struct sroce_dev *sdev)
 void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		    const struct sroce_pkt *pkt, unsigned int payload_off)
 {
+	struct sroce_rxp rx = { .skb = skb, .off = payload_off };
 	struct sroce_mcast_att *att;
 	struct sroce_mcg *g;
 	union ib_gid mgid;
@@ -369,5 +370,5 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		return;
 	}
 	list_for_each_entry_rcu(att, &g->qps, node)
-		sroce_resp_rx(att->qp, skb, pkt, payload_off);
+		sroce_resp_rx(att->qp, &rx, pkt);
 }

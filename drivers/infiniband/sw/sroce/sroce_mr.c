@@ -15,6 +15,7 @@
 #include "sroce_compat.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
+#include "sroce_net.h"
 
 #define SROCE_ACCESS_SUPPORTED	(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
@@ -409,17 +410,17 @@ void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 }
 
 /**
- * sroce_mem_from_skb() - copy packet bytes into registered memory
+ * sroce_mem_from_rxp() - copy packet payload into registered memory
  * @mem: the memory, pinned and checked for @iova..@iova+@len
  * @iova: destination address
- * @skb: the packet
- * @off: offset of the first byte in @skb
+ * @rx: the packet
+ * @off: payload offset of the first byte
  * @len: bytes
  *
- * Return: 0, or -EFAULT if @skb is shorter than claimed.
+ * Return: 0, or -EFAULT if the packet is shorter than claimed.
  */
-int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
-		       const struct sk_buff *skb, unsigned int off, u32 len)
+int sroce_mem_from_rxp(struct sroce_mem *mem, u64 iova,
+		       const struct sroce_rxp *rx, u32 off, u32 len)
 {
 	struct page *page;
 	u32 contig, n;
@@ -431,7 +432,7 @@ int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
 		if (!va)
 			return -EFAULT;
 		n = min(len, contig);
-		err = skb_copy_bits(skb, off, va, n);
+		err = sroce_rxp_copy(rx, off, va, n);
 		if (page)
 			kunmap_local(va);
 		if (err)
@@ -540,45 +541,43 @@ enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
 }
 
-struct sroce_from_skb_arg {
-	const struct sk_buff *skb;
-	unsigned int off;
+struct sroce_from_rxp_arg {
+	const struct sroce_rxp *rx;
+	u32 off;
 };
 
-static int sroce_from_skb_step(struct sroce_mem *mem, u64 iova, u32 len,
+static int sroce_from_rxp_step(struct sroce_mem *mem, u64 iova, u32 len,
 			       void *arg)
 {
-	struct sroce_from_skb_arg *a = arg;
-	int err = sroce_mem_from_skb(mem, iova, a->skb, a->off, len);
+	struct sroce_from_rxp_arg *a = arg;
+	int err = sroce_mem_from_rxp(mem, iova, a->rx, a->off, len);
 
 	a->off += len;
 	return err;
 }
 
 /**
- * sroce_sge_from_skb() - scatter packet bytes over an SGE list
+ * sroce_sge_from_rxp() - scatter a packet's payload over an SGE list
  * @sdev: device
  * @pd: protection domain of the QP
  * @sge: the SGE list (a kernel copy)
  * @num_sge: its length
- * @off: message offset of the first byte
- * @skb: the packet
- * @skb_off: offset of the first byte in @skb
- * @len: bytes
+ * @off: message offset of the payload's first byte
+ * @rx: the packet
+ * @len: payload bytes
  * @hint: as for sroce_sge_walk()
  *
  * Return: as sroce_sge_walk(), each lkey needing local write access.
  */
-enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+enum ib_wc_status sroce_sge_from_rxp(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
-				     u32 off, const struct sk_buff *skb,
-				     unsigned int skb_off, u32 len,
-				     struct sroce_mem_hint *hint)
+				     u32 off, const struct sroce_rxp *rx,
+				     u32 len, struct sroce_mem_hint *hint)
 {
-	struct sroce_from_skb_arg a = { .skb = skb, .off = skb_off };
+	struct sroce_from_rxp_arg a = { .rx = rx };
 
 	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
-			      IB_ACCESS_LOCAL_WRITE, hint, sroce_from_skb_step,
+			      IB_ACCESS_LOCAL_WRITE, hint, sroce_from_rxp_step,
 			      &a);
 }
 

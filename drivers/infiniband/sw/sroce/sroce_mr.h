@@ -17,6 +17,7 @@
 
 struct sk_buff;
 struct sroce_dev;
+struct sroce_rxp;
 
 enum sroce_mem_type {
 	SROCE_MEM_DMA,		/* all of kernel memory, by address */
@@ -110,8 +111,8 @@ int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 		    u64 len, int access);
 void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 		    enum sroce_copy_dir dir);
-int sroce_mem_from_skb(struct sroce_mem *mem, u64 iova,
-		       const struct sk_buff *skb, unsigned int off, u32 len);
+int sroce_mem_from_rxp(struct sroce_mem *mem, u64 iova,
+		       const struct sroce_rxp *rx, u32 off, u32 len);
 int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 		     u32 len);
 typedef int (*sroce_sge_step_t)(struct sroce_mem *mem, u64 iova, u32 len,
@@ -127,11 +128,10 @@ enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 				 u32 off, void *buf, u32 len,
 				 enum sroce_copy_dir dir,
 				 struct sroce_mem_hint *hint);
-enum ib_wc_status sroce_sge_from_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+enum ib_wc_status sroce_sge_from_rxp(struct sroce_dev *sdev, struct ib_pd *pd,
 				     const struct rxe_sge *sge, u32 num_sge,
-				     u32 off, const struct sk_buff *skb,
-				     unsigned int skb_off, u32 len,
-				     struct sroce_mem_hint *hint);
+				     u32 off, const struct sroce_rxp *rx,
+				     u32 len, struct sroce_mem_hint *hint);
 u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
 		     u64 cmp_add, u64 swap);
 int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access);

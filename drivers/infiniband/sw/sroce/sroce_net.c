@@ -146,6 +146,43 @@ static enum sroce_verdict sroce_rx_icrc(struct sk_buff *skb, const u8 *udp,
 }
 
 /*
+ * A parsed packet for @sdev, skb or frame: to its QP (or multicast group),
+ * through congestion control first.  Frames carry only RC requests.
+ */
+static void sroce_rx_pkt(struct sroce_dev *sdev, const struct sroce_rxp *rx,
+			 const struct sroce_pkt *pkt)
+{
+	struct sroce_qp *qp;
+
+	if (pkt->bth.dqpn == SROCE_MCAST_QPN) {
+		if (rx->skb)
+			sroce_mcast_rx(sdev, rx->skb, pkt, rx->off);
+		else
+			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_OPCODE,
+				    1);
+		return;
+	}
+	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */
+	qp = xa_load(&sdev->qp_xa, pkt->bth.dqpn);
+	if (!qp) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
+		return;
+	}
+	/*
+	 * ECN and CNPs (Annex A17.9) before the transport sees the packet.
+	 * A frame crossed no network: nothing to mark, no CNP to carry.
+	 */
+	if (pkt->info->kind == SROCE_KIND_CNP) {
+		if (rx->skb)
+			sroce_cc_rx(sdev, qp, rx->skb, true);
+		return;
+	}
+	if (rx->skb)
+		sroce_cc_rx(sdev, qp, rx->skb, false);
+	sroce_resp_rx(qp, rx, pkt);
+}
+
+/*
  * sroce_rx() - handle one RoCEv2 packet addressed to @sdev
  * @off: offset of the BTH in @skb; @len: bytes from there, ICRC included;
  * @local: looped back by sroce itself, ICRC not computed
@@ -160,9 +197,9 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	u8 buf[sizeof(struct udphdr) + SROCE_RX_HDR_COPY];
 	unsigned int uoff = skb_transport_offset(skb);
 	unsigned int copy = min_t(unsigned int, len, SROCE_RX_HDR_COPY);
+	struct sroce_rxp rx = { .skb = skb };
 	struct sroce_pkt pkt;
 	enum sroce_verdict v;
-	struct sroce_qp *qp;
 	const u8 *udp;
 
 	sroce_count(sdev->stats, SROCE_CNT_RX_PACKETS, 1);
@@ -178,23 +215,8 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
 		return;
 	}
-	if (pkt.bth.dqpn == SROCE_MCAST_QPN) {
-		sroce_mcast_rx(sdev, skb, &pkt, off + pkt.hdr_len);
-		return;
-	}
-	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */
-	qp = xa_load(&sdev->qp_xa, pkt.bth.dqpn);
-	if (!qp) {
-		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
-		return;
-	}
-	/* ECN and CNPs (Annex A17.9) before the transport sees the packet. */
-	if (pkt.info->kind == SROCE_KIND_CNP) {
-		sroce_cc_rx(sdev, qp, skb, true);
-		return;
-	}
-	sroce_cc_rx(sdev, qp, skb, false);
-	sroce_resp_rx(qp, skb, &pkt, off + pkt.hdr_len);
+	rx.off = off + pkt.hdr_len;
+	sroce_rx_pkt(sdev, &rx, &pkt);
 }
 
 /*
@@ -251,6 +273,37 @@ void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
 			struct sk_buff *skb)
 {
 	__sroce_udp_rx(sk, skb, from);
+}
+
+/**
+ * sroce_net_rx_frame() - receive a frame from a requester of @sdev
+ * @sdev: the device, sender and receiver
+ * @frame: the packet from its BTH on, ICRC room (not computed) included
+ * @len: its length
+ *
+ * The same checks as for a packet from the wire except the ICRC, as for
+ * the looped-back skbs of sroce_net_rx_local(); @frame is the caller's
+ * again on return.
+ *
+ * Context: bottom halves disabled.
+ */
+void sroce_net_rx_frame(struct sroce_dev *sdev, const u8 *frame, u32 len)
+{
+	struct sroce_rxp rx = { .frame = frame };
+	struct sroce_pkt pkt;
+	enum sroce_verdict v;
+
+	sroce_count(sdev->stats, SROCE_CNT_RX_PACKETS, 1);
+	sroce_count(sdev->stats, SROCE_CNT_RX_BYTES, len);
+	v = sroce_pkt_parse(frame, len, &pkt);
+	if (v != SROCE_OK) {
+		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
+		return;
+	}
+	rx.off = pkt.hdr_len;
+	rcu_read_lock();
+	sroce_rx_pkt(sdev, &rx, &pkt);
+	rcu_read_unlock();
 }
 
 static int sroce_sock_open(struct sroce_net *snet, bool ipv6,

@@ -12,11 +12,34 @@
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/skbuff.h>
 #include <net/net_namespace.h>
 
 #include "sroce/sroce_icrc.h"
 
 struct sroce_dev;
+
+/*
+ * Where a received packet's bytes are: an skb (from a netdev, or looped
+ * back by sroce_tx.c), or a frame that a requester of the same device
+ * built in its own buffer and handed over directly (sroce_tx_frame()).
+ */
+struct sroce_rxp {
+	struct sk_buff *skb;	/* NULL for a frame */
+	const u8 *frame;	/* the frame, from its BTH on */
+	unsigned int off;	/* of the payload, in @skb or @frame */
+};
+
+/* Copy @len payload bytes from payload offset @off on into @to. */
+static inline int sroce_rxp_copy(const struct sroce_rxp *rx, u32 off,
+				 void *to, u32 len)
+{
+	if (!rx->skb) {
+		memcpy(to, rx->frame + rx->off + off, len);
+		return 0;
+	}
+	return skb_copy_bits(rx->skb, rx->off + off, to, len);
+}
 
 struct sroce_net {
 	struct net *net;
@@ -54,6 +77,7 @@ int sroce_crc_init(void);
 void sroce_crc_exit(void);
 void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
 			struct sk_buff *skb);
+void sroce_net_rx_frame(struct sroce_dev *sdev, const u8 *frame, u32 len);
 
 int sroce_net_init(void);
 void sroce_net_exit(void);

@@ -115,6 +115,13 @@ struct sroce_req {
 	u32 since_ack;		/* packets sent since the last AckReq */
 	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */
+	/*
+	 * Written by the running requester, read anywhere (sroce_tx_self()):
+	 * its last packet went to the QP's own address, in routing
+	 * generation self_genid, so small ones may go as frames.
+	 */
+	bool tx_self;
+	int self_genid;
 	u8 tx_slot;		/* sroce_tx_alloc_held()'s, of the last packet */
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */

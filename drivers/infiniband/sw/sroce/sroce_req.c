@@ -406,10 +406,14 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 	}
 }
 
-/* Build the next packet of RC/UC WQE @w, from req.offset on. */
+/*
+ * Build the next packet of RC/UC WQE @w, from req.offset on: an skb in
+ * *@skbp, or, given room for one, a frame of *@flen bytes at @frame.
+ */
 static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 					struct sroce_swqe *w,
-					struct sk_buff **skbp)
+					struct sk_buff **skbp,
+					u8 *frame, u32 *flen)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -419,6 +423,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	enum ib_wc_status st;
 	struct sk_buff *skb;
 	bool last = true, zcopy;
+	u8 *buf;
 	int hdr;
 
 	switch (w->opcode) {
@@ -482,13 +487,23 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	 */
 	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge &&
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
+	/* A small RC packet to the QP's own address needs no skb. */
+	if (!(frame && rc && !zcopy && req->tx_self &&
+	      hdr + payload + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX))
+		frame = NULL;
 again:
-	/* RC packets are held (sroce_req_run()): alternate their caches. */
-	skb = sroce_tx_alloc_held(sdev, hdr + (zcopy ? 0 : payload + pad),
-				  ++req->tx_slot);
-	if (!skb)
-		return IB_WC_SUCCESS;	/* no packet now; the timer retries */
-	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr) {
+	skb = NULL;
+	buf = frame;
+	if (!frame) {
+		/* RC packets are held (sroce_req_run()): alternate caches. */
+		skb = sroce_tx_alloc_held(sdev,
+					  hdr + (zcopy ? 0 : payload + pad),
+					  ++req->tx_slot);
+		if (!skb)
+			return IB_WC_SUCCESS;	/* none now; the timer retries */
+		buf = skb->data;
+	}
+	if (sroce_pkt_build_hdrs(buf, hdr, &pkt) != hdr) {
 		kfree_skb(skb);
 		return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -499,12 +514,12 @@ again:
 			goto again;
 		}
 	} else if (payload) {
-		st = sroce_req_gather(qp, w, off, skb->data + hdr, payload);
+		st = sroce_req_gather(qp, w, off, buf + hdr, payload);
 		if (st != IB_WC_SUCCESS) {
 			kfree_skb(skb);
 			return st;
 		}
-		memset(skb->data + hdr + payload, 0, pad);
+		memset(buf + hdr + payload, 0, pad);
 	}
 
 	if (sroce_psn_before(req->psn, req->max_psn))
@@ -520,6 +535,8 @@ again:
 		req->offset = off + payload;
 	}
 	*skbp = skb;
+	if (!skb)
+		*flen = hdr + payload + pad;
 	return IB_WC_SUCCESS;
 }
 
@@ -569,13 +586,17 @@ static void sroce_req_sent(struct sroce_qp *qp,
 enum sroce_req_step {
 	SROCE_REQ_IDLE,		/* nothing to do until the next kick */
 	SROCE_REQ_AGAIN,	/* state advanced, no packet */
-	SROCE_REQ_SEND,		/* *skbp is a packet for *av */
+	SROCE_REQ_SEND,		/* a packet for *av: *skbp or a frame */
 	SROCE_REQ_ERROR,	/* a WQE failed: move the QP to ERR */
 };
 
-/* One step of the requester, under qp->sq.lock. */
+/*
+ * One step of the requester, under qp->sq.lock.  @frame: room for a frame
+ * (SROCE_FRAME_MAX bytes), whose length goes to *@flen if one is built.
+ */
 static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 					  struct sk_buff **skbp,
+					  u8 *frame, u32 *flen,
 					  struct sroce_av *av,
 					  struct sroce_req_pos *pos)
 {
@@ -671,7 +692,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	pos->cur = req->cur;
 	pos->offset = req->offset;
 	pos->psn = req->psn;
-	st = sroce_req_conn(qp, w, skbp);
+	st = sroce_req_conn(qp, w, skbp, frame, flen);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
@@ -679,7 +700,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	}
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_comp_arm(qp);
-	return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
+	return *skbp || *flen ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
 }
 
 /**
@@ -765,6 +786,8 @@ static bool sroce_req_grow(struct sroce_qp *qp)
 /* A built packet the requester holds until it knows what follows. */
 struct sroce_req_held {
 	struct sk_buff *skb;
+	u8 *frame;		/* or a frame (one of sroce_req_run()'s) */
+	u32 flen;
 	struct sroce_av av;
 	struct sroce_req_pos pos;
 };
@@ -782,19 +805,39 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 			   bool last)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct sroce_req *req = &qp->req;
 	struct sk_buff *skb = h->skb;
+	u8 *frame = h->frame;
 	bool local = false;
-	int err;
+	int err, genid;
 
-	if (!skb)
+	if (!skb && !frame)
 		return 0;
 	h->skb = NULL;
-	if (last && qp->ibqp.qp_type == IB_QPT_RC)
-		sroce_bth_set_ack_req(skb->data);
-	err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp), skb,
-				  &local);
-	WRITE_ONCE(qp->req.tx_local, local);
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+	h->frame = NULL;
+	if (last && rc)
+		sroce_bth_set_ack_req(skb ? skb->data : frame);
+	/*
+	 * A route change since the last packet went to the QP's own
+	 * address bumps the generation: the frame then takes the IP
+	 * path once (sroce_tx_frame()), which says where it goes now.
+	 */
+	genid = sroce_tx_genid(sdev, &h->av);
+	if (frame)
+		err = sroce_tx_frame(sdev, &h->av, sroce_qp_sport(qp), frame,
+				     h->flen, req->tx_self &&
+				     req->self_genid == genid, &local);
+	else
+		err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp),
+					  skb, &local);
+	WRITE_ONCE(req->tx_local, local);
+	if (rc) {
+		WRITE_ONCE(req->self_genid, genid);
+		WRITE_ONCE(req->tx_self,
+			   local && !err && sroce_av_to_self(&h->av));
+	}
+	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
 		sroce_req_sent(qp, &h->pos, err);
 	return err;
 }
@@ -806,20 +849,26 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
  * Whoever finds it idle runs it; a caller that finds it running leaves its
  * work to the running instance, which looks again before it stops.
  *
- * An RC packet is sent only once the next one is built (or none is), so
- * that it is known whether it is the run's last, which asks for an ACK.
+ * An RC packet is sent only once the next one is built, or the send queue
+ * shows that none will be, so that it is known whether it is the run's
+ * last, which asks for an ACK.
  *
  * Return: whether this call ran it.
  */
 bool sroce_req_run(struct sroce_qp *qp)
 {
+	/* Frames: one held while the next is built (sroce_req_conn()). */
+	u8 frames[2][SROCE_FRAME_MAX] __aligned(8);
 	struct sroce_req_held held = {};
 	enum sroce_req_step step;
 	struct sroce_req_pos pos;
+	unsigned int fslot = 0;
 	struct sk_buff *skb;
 	struct sroce_av av;
 	unsigned long flags;
+	bool more;
 	int budget;
+	u32 flen;
 
 	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
@@ -839,28 +888,40 @@ again:
 		    !READ_ONCE(qp->req.tx_local) && sroce_tx_throttle(qp))
 			break;
 		skb = NULL;
+		flen = 0;
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		step = sroce_req_step(qp, &skb, &av, &pos);
+		step = sroce_req_step(qp, &skb, frames[fslot], &flen, &av,
+				      &pos);
+		/*
+		 * Nothing posted beyond this packet: it is the run's last,
+		 * no need to lock again to find the next step idle.
+		 */
+		more = step != SROCE_REQ_SEND || sroce_req_has_work(qp);
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (step == SROCE_REQ_IDLE && qp->req.swqe_grow &&
 		    sroce_req_grow(qp))
 			step = SROCE_REQ_AGAIN;
-		if (skb) {
+		if (skb || flen) {
 			budget--;
 			if (sroce_req_flush(qp, &held, false) == -ENOBUFS &&
 			    qp->ibqp.qp_type == IB_QPT_RC) {
-				/* Rewound to before @skb: built again. */
+				/* Rewound to before this packet: built again. */
 				kfree_skb(skb);
+				more = true;
 				continue;
 			}
 			/*
 			 * Paced at build time: a run that stops for its
 			 * pace (top of the loop) still sends what it holds.
 			 */
-			sroce_cc_tx_done(qp, skb->len);
+			sroce_cc_tx_done(qp, skb ? skb->len : flen);
 			held.skb = skb;
+			held.frame = skb ? NULL : frames[fslot];
+			held.flen = flen;
 			held.av = av;
 			held.pos = pos;
+			if (!skb)
+				fslot ^= 1;
 			if (qp->ibqp.qp_type != IB_QPT_RC)
 				sroce_req_flush(qp, &held, false);
 		}
@@ -871,7 +932,7 @@ again:
 			sroce_qp_error(qp);
 			break;
 		}
-	} while (step != SROCE_REQ_IDLE && budget > 0);
+	} while (more && step != SROCE_REQ_IDLE && budget > 0);
 	sroce_req_flush(qp, &held, true);
 
 	if (budget <= 0) {

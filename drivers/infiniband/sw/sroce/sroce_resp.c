@@ -28,6 +28,7 @@
 #include "sroce_cq.h"
 #include "sroce_dev.h"
 #include "sroce_mr.h"
+#include "sroce_net.h"
 #include "sroce_qp.h"
 #include "sroce_resp.h"
 #include "sroce_req.h"
@@ -90,9 +91,10 @@ static enum ib_wc_status sroce_scatter(struct sroce_qp *qp,
 			      len, SROCE_TO_MEM, NULL);
 }
 
-static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
-			  const struct sroce_pkt *pkt, unsigned int payload_off)
+static void sroce_resp_ud(struct sroce_qp *qp, const struct sroce_rxp *rx,
+			  const struct sroce_pkt *pkt)
 {
+	const struct sk_buff *skb = rx->skb;	/* UD never comes as a frame */
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_recv_copy *rc;
 	struct ib_wc wc = {};
@@ -121,8 +123,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		       ip_hdr(skb), sizeof(struct iphdr));
 	else
 		memcpy(buf, ipv6_hdr(skb), sizeof(struct ipv6hdr));
-	if (skb_copy_bits(skb, payload_off, buf + SROCE_GRH_BYTES,
-			  pkt->payload_len))
+	if (sroce_rxp_copy(rx, 0, buf + SROCE_GRH_BYTES, pkt->payload_len))
 		goto out;
 
 	wc.wr_id = rc->wqe.wr_id;
@@ -210,8 +211,10 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 				const struct sroce_resp_out *out)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	u8 buf[SROCE_BTH_BYTES + SROCE_AETH_BYTES + SROCE_ATMACKETH_BYTES];
+	u8 buf[SROCE_BTH_BYTES + SROCE_AETH_BYTES + SROCE_ATMACKETH_BYTES +
+	       SROCE_ICRC_BYTES];
 	struct sroce_pkt pkt = {};
+	bool local;
 	int len;
 
 	if (out->atomic)
@@ -226,9 +229,10 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 	pkt.aeth.syndrome = out->syndrome;
 	pkt.aeth.msn = out->msn;
 	pkt.atmack = out->orig;
-	len = sroce_pkt_build_hdrs(buf, sizeof(buf), &pkt);
+	len = sroce_pkt_build_hdrs(buf, sizeof(buf) - SROCE_ICRC_BYTES, &pkt);
 	if (len > 0)
-		sroce_xmit(sdev, &qp->av, sroce_qp_sport(qp), buf, len);
+		sroce_tx_frame(sdev, &qp->av, sroce_qp_sport(qp), buf, len,
+			       sroce_tx_self(qp), &local);
 }
 
 /* Receive completion for the WQE held in resp state. */
@@ -263,9 +267,9 @@ static void sroce_resp_complete(struct sroce_qp *qp, const struct sroce_pkt *pkt
 }
 
 /* SEND FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.3 ff.). */
-static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
+static void sroce_resp_send(struct sroce_qp *qp, const struct sroce_rxp *rx,
 			    const struct sroce_pkt *pkt,
-			    unsigned int payload_off, struct sroce_resp_out *out)
+			    struct sroce_resp_out *out)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
@@ -310,9 +314,9 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 
 	st = rs->wqe->wqe.dma.num_sge == U32_MAX ? IB_WC_LOC_LEN_ERR :
-	     sroce_sge_from_skb(sdev, qp->ibqp.pd, rs->wqe->sge,
-				rs->wqe->wqe.dma.num_sge, rs->offset, skb,
-				payload_off, pkt->payload_len, &rs->mem_hint);
+	     sroce_sge_from_rxp(sdev, qp->ibqp.pd, rs->wqe->sge,
+				rs->wqe->wqe.dma.num_sge, rs->offset, rx,
+				pkt->payload_len, &rs->mem_hint);
 	if (st != IB_WC_SUCCESS) {
 		/* IBTA 9.9.3.1: the message cannot be placed. */
 		sroce_resp_complete(qp, pkt, IB_WC_RECV, rs->offset, st);
@@ -359,9 +363,8 @@ static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 }
 
 /* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.4). */
-static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
+static void sroce_resp_write(struct sroce_qp *qp, const struct sroce_rxp *rx,
 			     const struct sroce_pkt *pkt,
-			     unsigned int payload_off,
 			     struct sroce_resp_out *out)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
@@ -423,8 +426,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 				      IB_ACCESS_REMOTE_WRITE);
 		if (!mem)
 			goto access;
-		err = sroce_mem_from_skb(mem, rs->va + rs->offset, skb,
-					 payload_off, len);
+		err = sroce_mem_from_rxp(mem, rs->va + rs->offset, rx, 0,
+					 len);
 		sroce_mem_put(mem);
 		if (err)
 			goto access;
@@ -566,9 +569,9 @@ access:
 }
 
 /* ATOMIC WRITE (IBTA 1.5 9.4.6): one aligned 64-bit store, then an ACK. */
-static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
+static void sroce_resp_atomic_write(struct sroce_qp *qp,
+				    const struct sroce_rxp *rx,
 				    const struct sroce_pkt *pkt,
-				    unsigned int payload_off,
 				    struct sroce_resp_out *out)
 {
 	struct sroce_resp *rs = &qp->resp;
@@ -578,7 +581,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		goto access;
 	if ((va & 7) || pkt->payload_len != sizeof(val) ||
-	    skb_copy_bits(skb, payload_off, &val, sizeof(val))) {
+	    sroce_rxp_copy(rx, 0, &val, sizeof(val))) {
 		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
@@ -710,9 +713,8 @@ static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 }
 
 /* An RC/UC request at the expected PSN, opcode sequence checked. */
-static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
+static void sroce_resp_request(struct sroce_qp *qp, const struct sroce_rxp *rx,
 			       const struct sroce_pkt *pkt,
-			       unsigned int payload_off,
 			       struct sroce_resp_out *out)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
@@ -742,10 +744,10 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 
 	switch (kind) {
 	case SROCE_KIND_SEND:
-		sroce_resp_send(qp, skb, pkt, payload_off, out);
+		sroce_resp_send(qp, rx, pkt, out);
 		break;
 	case SROCE_KIND_WRITE:
-		sroce_resp_write(qp, skb, pkt, payload_off, out);
+		sroce_resp_write(qp, rx, pkt, out);
 		break;
 	case SROCE_KIND_READ_REQ:
 		sroce_resp_read(qp, pkt, out);
@@ -754,7 +756,7 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_atomic(qp, pkt, out);
 		break;
 	case SROCE_KIND_ATOMIC_WRITE:
-		sroce_resp_atomic_write(qp, skb, pkt, payload_off, out);
+		sroce_resp_atomic_write(qp, rx, pkt, out);
 		break;
 	case SROCE_KIND_FLUSH:
 		sroce_resp_flush(qp, pkt, out);
@@ -768,9 +770,8 @@ static void sroce_resp_request(struct sroce_qp *qp, struct sk_buff *skb,
 static void sroce_resp_read_rx(struct sroce_qp *qp);
 
 /* RC and UC requests. */
-static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
-			    const struct sroce_pkt *pkt,
-			    unsigned int payload_off)
+static void sroce_resp_conn(struct sroce_qp *qp, const struct sroce_rxp *rx,
+			    const struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp_out out = { .event = -1 };
@@ -815,7 +816,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, struct sk_buff *skb,
 		fallthrough;
 	case SROCE_PSN_EXPECTED:
 		rs->nak_sent = false;
-		sroce_resp_request(qp, skb, pkt, payload_off, &out);
+		sroce_resp_request(qp, rx, pkt, &out);
 		break;
 	}
 	if (out.read)
@@ -1073,12 +1074,11 @@ void sroce_resp_read_work(struct work_struct *work)
 /**
  * sroce_resp_rx() - a validated packet for @qp
  * @qp: destination QP
- * @skb: the packet
+ * @rx: the packet
  * @pkt: its decoded headers
- * @payload_off: offset of the payload in @skb
  */
-void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
-		   const struct sroce_pkt *pkt, unsigned int payload_off)
+void sroce_resp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
+		   const struct sroce_pkt *pkt)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
@@ -1094,7 +1094,7 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		if (qpt == SROCE_QPT_UD) {
-			sroce_resp_ud(qp, skb, pkt, payload_off);
+			sroce_resp_ud(qp, rx, pkt);
 			return;
 		}
 		break;
@@ -1103,15 +1103,15 @@ void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
 			break;
 		/* C9-?? (9.6.1): the source must be the connected peer. */
 		if (pkt->info->flags & SROCE_OPF_RESP) {
-			sroce_comp_rx(qp, skb, pkt, payload_off);
+			sroce_comp_rx(qp, rx, pkt);
 			return;
 		}
-		sroce_resp_conn(qp, skb, pkt, payload_off);
+		sroce_resp_conn(qp, rx, pkt);
 		return;
 	case IB_QPT_UC:
 		if (qpt != SROCE_QPT_UC || (pkt->info->flags & SROCE_OPF_RESP))
 			break;
-		sroce_resp_conn(qp, skb, pkt, payload_off);
+		sroce_resp_conn(qp, rx, pkt);
 		return;
 	default:
 		break;

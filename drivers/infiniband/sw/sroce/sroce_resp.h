@@ -3,13 +3,13 @@
 #ifndef SROCE_RESP_H
 #define SROCE_RESP_H
 
-struct sk_buff;
 struct sroce_pkt;
 struct sroce_qp;
+struct sroce_rxp;
 struct work_struct;
 
-void sroce_resp_rx(struct sroce_qp *qp, struct sk_buff *skb,
-		   const struct sroce_pkt *pkt, unsigned int payload_off);
+void sroce_resp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
+		   const struct sroce_pkt *pkt);
 
 void sroce_resp_read_work(struct work_struct *work);
 

@@ -545,6 +545,95 @@ int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 
 /**
+ * sroce_av_to_self() - is @av's destination its own source address?
+ * @av: RC/UC path
+ *
+ * Such packets are for the sending device itself (sroce_net.c).
+ */
+bool sroce_av_to_self(const struct sroce_av *av)
+{
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		return av->daddr.v4.s_addr == av->saddr.v4.s_addr;
+	return ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
+}
+
+/**
+ * sroce_tx_genid() - the routing generation of @av's family
+ * @sdev: device, for its namespace
+ * @av: path
+ *
+ * It changes with every route and address change of the namespace.
+ */
+int sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av)
+{
+	const struct net *net = dev_net(sdev->ndev);
+
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		return rt_genid_ipv4(net);
+	return rt_genid_ipv6(net);
+}
+
+/**
+ * sroce_tx_self() - may @qp's packets go to its own device as frames?
+ * @qp: RC queue pair
+ *
+ * Its requester's last packet went to its own address, and routing did
+ * not change since.  Any context: the responder's ACKs, for one, take
+ * the same path as the requester's packets.
+ */
+bool sroce_tx_self(const struct sroce_qp *qp)
+{
+	const struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+
+	return READ_ONCE(qp->req.tx_self) &&
+	       READ_ONCE(qp->req.self_genid) == sroce_tx_genid(sdev, &qp->av);
+}
+
+/**
+ * sroce_tx_frame() - send a packet built in a buffer, not an skb
+ * @sdev: device
+ * @av: destination
+ * @sport: UDP source port
+ * @frame: IB headers, payload and pad, then room for the ICRC
+ *         (SROCE_FRAME_MAX bytes at most); the caller's again on return
+ * @len: bytes before the ICRC
+ * @self: the caller saw @av's route take packets to its own address,
+ *        and nothing in routing changed since (sroce_tx_genid())
+ * @local: set as by sroce_tx_send_local()
+ *
+ * A small packet from a QP to a QP of its own device costs more to put
+ * in an skb, route and take apart again than to handle: the receive path
+ * takes it right here, as sroce_tx_local() takes a looped-back skb, with
+ * the same checks.  Without @self it goes the IP way, in an skb.
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
+		   u16 sport, u8 *frame, u32 len, bool self, bool *local)
+{
+	struct sk_buff *skb;
+
+	if (!self || !sroce_av_to_self(av)) {
+		skb = sroce_tx_alloc(sdev, len);
+		if (!skb) {
+			*local = false;
+			sroce_count(sdev->stats, SROCE_CNT_TX_ERRORS, 1);
+			return -ENOMEM;
+		}
+		memcpy(skb->data, frame, len);
+		return sroce_tx_send_local(sdev, av, sport, skb, local);
+	}
+	*local = true;
+	memset(frame + len, 0, SROCE_ICRC_BYTES);
+	sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
+	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, len + SROCE_ICRC_BYTES);
+	local_bh_disable();
+	sroce_net_rx_frame(sdev, frame, len + SROCE_ICRC_BYTES);
+	local_bh_enable();
+	return 0;
+}
+
+/**
  * sroce_xmit() - send one RoCEv2 packet from a buffer
  * @sdev: device
  * @av: destination

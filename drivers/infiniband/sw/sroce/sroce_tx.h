@@ -17,7 +17,19 @@ struct sroce_qp;
  */
 #define SROCE_ZCOPY_MIN		1024
 
+/*
+ * Largest frame (sroce_tx_frame()), ICRC room included: the largest
+ * header set and 64-byte payloads with room to spare, small enough to
+ * live on the requester's stack.
+ */
+#define SROCE_FRAME_MAX		128
+
 bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
+bool sroce_av_to_self(const struct sroce_av *av);
+bool sroce_tx_self(const struct sroce_qp *qp);
+int sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av);
+int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
+		   u16 sport, u8 *frame, u32 len, bool self, bool *local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
 struct sk_buff *sroce_tx_alloc_held(struct sroce_dev *sdev, u32 ib_len,
 				    unsigned int slot);
