@@ -224,15 +224,22 @@ tool() {
 	esac
 }
 
-# perf_ok SIZE: the client's table has a numeric line for SIZE: "#bytes
-# #iterations" then three numbers (bandwidth peak/avg/msgrate or latency
+# perf_ok SIZE: the client's table has a result line for SIZE: "#bytes
+# #iterations" then three figures (bandwidth peak/avg/msgrate or latency
 # min/max/typical).  perftest's TSC calibration warning under TCG
 # ("Correlation coefficient r^2: X < 0.9", on stderr, lands inside the
-# table) is cut out first.
+# table) is cut out first.  A calibration that failed outright prints
+# inf or nan for the figures of a run that completed (seen once in 40
+# suites, ib_send_lat on 6.12): timing is not what this checks.
 perf_ok() {
-	local n='[0-9]+([.][0-9]+)?' s='[[:space:]]+'
+	local n='(-?nan|inf|[0-9]+([.][0-9]+)?)' s='[[:space:]]+'
 	sed -E 's/Correlation coefficient r\^2: [^<]*< 0\.9//' "$LOG" |
-		grep -qE "^[[:space:]]*$1${s}[0-9]+$s$n$s$n$s$n([[:space:]]|$)"
+		grep -qE "^[[:space:]]*$1${s}[0-9]+$s$n$s$n$s$n([[:space:]]|$)" ||
+		return 1
+	if grep -qE "^[[:space:]]*$1${s}[0-9]+${s}(-?nan|inf)" "$LOG"; then
+		diag "perftest's clock calibration failed (inf/nan figures)"
+	fi
+	return 0
 }
 
 # ready_local PID READY: wait for the tool server to listen.
