@@ -58,6 +58,19 @@ static void sroce_req_work(struct work_struct *work)
 	sroce_req_run(container_of(work, struct sroce_qp, req_work));
 }
 
+/* Use @n entries of res[] (grown to that before), under resp.lock. */
+static void sroce_qp_set_nres(struct sroce_resp *rs, u32 n)
+{
+	u32 i;
+
+	rs->nres = max_t(u32, n, 1);
+	rs->res_head = 0;
+	/* Entries past the new count are no longer looked at. */
+	rs->reads_unsent = 0;
+	for (i = 0; i < rs->nres; i++)
+		rs->reads_unsent += sroce_rdres_unsent(&rs->res[i]);
+}
+
 /* Transport state of a fresh (or reset) QP; caller excludes the data path. */
 static void sroce_qp_reset_transport(struct sroce_qp *qp)
 {
@@ -75,6 +88,8 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	sroce_cwnd_init(&req->cwnd, SROCE_REQ_WINDOW);
 	req->rnr_wait = false;
 	req->gap_set = false;
+	/* A new connection may go elsewhere: its first packet finds out. */
+	WRITE_ONCE(req->self_gen, 0);
 	rs->epsn = 0;
 	rs->msn = 0;
 	rs->cur_kind = 0xff;
@@ -85,10 +100,8 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	rs->read_busy = false;
 	rs->held = false;
 	rs->offset = 0;
-	rs->res_head = 0;
-	rs->nres = 1;
-	rs->reads_unsent = 0;
 	memset(rs->res, 0, rs->res_cap * sizeof(*rs->res));
+	sroce_qp_set_nres(rs, 1);
 }
 
 static void sroce_qp_free_transport(struct sroce_qp *qp)
@@ -476,19 +489,6 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	sroce_tx_unthrottle(qp);
 	/* The requester may have armed it once more before it stopped. */
 	sroce_cc_qp_fini(qp);
-}
-
-/* Use @n entries of res[] (grown to that before), under resp.lock. */
-static void sroce_qp_set_nres(struct sroce_resp *rs, u32 n)
-{
-	u32 i;
-
-	rs->nres = max_t(u32, n, 1);
-	rs->res_head = 0;
-	/* Entries past the new count are no longer looked at. */
-	rs->reads_unsent = 0;
-	for (i = 0; i < rs->nres; i++)
-		rs->reads_unsent += sroce_rdres_unsent(&rs->res[i]);
 }
 
 /*

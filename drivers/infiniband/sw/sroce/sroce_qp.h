@@ -116,12 +116,12 @@ struct sroce_req {
 	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */
 	/*
-	 * Written by the running requester, read anywhere (sroce_tx_self()):
-	 * its last packet went to the QP's own address, in routing
-	 * generation self_genid, so small ones may go as frames.
+	 * The routing generation, plus one, in which the QP's packets last
+	 * went to its own address (0: they did not, or not known yet); a
+	 * match lets small ones go as frames (sroce_tx_self()).  One word:
+	 * requester and responder both write it, anything may read it.
 	 */
-	bool tx_self;
-	int self_genid;
+	u32 self_gen;
 	u8 tx_slot;		/* sroce_tx_alloc_held()'s, of the last packet */
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */

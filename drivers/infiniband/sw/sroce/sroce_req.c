@@ -488,7 +488,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge &&
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 	/* A small RC packet to the QP's own address needs no skb. */
-	if (!(frame && rc && !zcopy && req->tx_self &&
+	if (!(frame && rc && !zcopy && sroce_tx_self(qp) &&
 	      hdr + payload + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX))
 		frame = NULL;
 again:
@@ -810,7 +810,8 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	struct sk_buff *skb = h->skb;
 	u8 *frame = h->frame;
 	bool local = false;
-	int err, genid;
+	u32 genid;
+	int err;
 
 	if (!skb && !frame)
 		return 0;
@@ -826,17 +827,14 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	genid = sroce_tx_genid(sdev, &h->av);
 	if (frame)
 		err = sroce_tx_frame(sdev, &h->av, sroce_qp_sport(qp), frame,
-				     h->flen, req->tx_self &&
-				     req->self_genid == genid, &local);
+				     h->flen, sroce_tx_self_at(qp, genid),
+				     &local);
 	else
 		err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp),
 					  skb, &local);
 	WRITE_ONCE(req->tx_local, local);
-	if (rc) {
-		WRITE_ONCE(req->self_genid, genid);
-		WRITE_ONCE(req->tx_self,
-			   local && !err && sroce_av_to_self(&h->av));
-	}
+	if (rc)
+		sroce_tx_seen(qp, &h->av, genid, local && !err);
 	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
 		sroce_req_sent(qp, &h->pos, err);
 	return err;

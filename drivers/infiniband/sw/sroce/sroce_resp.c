@@ -215,7 +215,8 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 	       SROCE_ICRC_BYTES];
 	struct sroce_pkt pkt = {};
 	bool local;
-	int len;
+	int len, err;
+	u32 genid;
 
 	if (out->atomic)
 		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ATOMIC_ACKNOWLEDGE;
@@ -230,9 +231,13 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 	pkt.aeth.msn = out->msn;
 	pkt.atmack = out->orig;
 	len = sroce_pkt_build_hdrs(buf, sizeof(buf) - SROCE_ICRC_BYTES, &pkt);
-	if (len > 0)
-		sroce_tx_frame(sdev, &qp->av, sroce_qp_sport(qp), buf, len,
-			       sroce_tx_self(qp), &local);
+	if (len <= 0)
+		return;
+	genid = sroce_tx_genid(sdev, &qp->av);
+	err = sroce_tx_frame(sdev, &qp->av, sroce_qp_sport(qp), buf, len,
+			     sroce_tx_self_at(qp, genid), &local);
+	/* A peer that only answers learns here where its packets go. */
+	sroce_tx_seen(qp, &qp->av, genid, local && !err);
 }
 
 /* Receive completion for the WQE held in resp state. */
@@ -481,8 +486,8 @@ static struct sroce_rdres *sroce_resp_new_res(struct sroce_resp *rs)
  * with responses to send: that count spares sroce_resp_read_next() a scan
  * of every entry when there is none (after each READ, for one).
  */
-static void sroce_res_set_sent(struct sroce_resp *rs, struct sroce_rdres *res,
-			       u32 sent)
+static void sroce_rdres_set_sent(struct sroce_resp *rs,
+				 struct sroce_rdres *res, u32 sent)
 {
 	rs->reads_unsent -= sroce_rdres_unsent(res);
 	res->sent = sent;
@@ -680,8 +685,8 @@ static void sroce_resp_dup(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 			if (res->kind != SROCE_KIND_READ_REQ ||
 			    !sroce_psn_in_window(psn, res->psn, res->npkts))
 				continue;
-			sroce_res_set_sent(rs, res,
-					   sroce_psn_dist(res->psn, psn));
+			sroce_rdres_set_sent(rs, res,
+					     sroce_psn_dist(res->psn, psn));
 			out->read = true;
 			ibdev_dbg(qp->ibqp.device, "qp %u: dup read %#x entry %u psn %#x n %u\n",
 				  qp->ibqp.qp_num, psn, i, res->psn, res->npkts);
@@ -861,12 +866,13 @@ static struct sroce_rdres *sroce_resp_find_read(struct sroce_resp *rs,
 }
 
 /*
- * Build the next READ response packet under the responder lock; NULL when
- * none is due.  Responses go out in request order.
+ * Build the next READ response packet under the responder lock: an skb,
+ * or a frame of *@flen bytes at @frame (SROCE_FRAME_MAX bytes); NULL and
+ * no frame when none is due.  Responses go out in request order.
  */
 static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 					    struct sroce_rdres **resp,
-					    u32 *psnp)
+					    u32 *psnp, u8 *frame, u32 *flen)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
@@ -915,7 +921,7 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	pad = sroce_pad_for(len);
 	*resp = res;
 	*psnp = res->psn;
-	sroce_res_set_sent(rs, res, res->sent + 1);
+	sroce_rdres_set_sent(rs, res, res->sent + 1);
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
 	/* Checked at request time; the MR may have gone since. */
@@ -926,6 +932,19 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 	/* As the requester's payload (sroce_req.c): from the MR's pages. */
 	zcopy = !pad && len >= SROCE_ZCOPY_MIN &&
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
+	if (!zcopy && hdr + len + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX &&
+	    sroce_tx_self(qp)) {
+		if (sroce_pkt_build_hdrs(frame, hdr, &pkt) != hdr)
+			goto drop;
+		if (len) {
+			sroce_mem_copy(mem, res->va + off, frame + hdr, len,
+				       SROCE_FROM_MEM);
+			memset(frame + hdr + len, 0, pad);
+			sroce_mem_put(mem);
+		}
+		*flen = hdr + len + pad;
+		return NULL;
+	}
 again:
 	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : len + pad));
 	if (!skb) {
@@ -953,7 +972,7 @@ again:
 drop:
 	if (mem)
 		sroce_mem_put(mem);
-	sroce_res_set_sent(rs, res, res->npkts);
+	sroce_rdres_set_sent(rs, res, res->npkts);
 	kfree_skb(skb);
 	return NULL;
 }
@@ -968,23 +987,27 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
+	u8 frame[SROCE_FRAME_MAX] __aligned(8);
 	struct sroce_rdres *res = NULL;
 	struct sk_buff *skb;
 	unsigned long flags;
 	struct sroce_av av;
 	struct sroce_resp_out out = {};
-	u32 psn = 0, sent;
-	bool held;
+	u32 psn = 0, sent, flen, genid;
+	bool held, local;
+	int err;
 
 	while (budget--) {
 		spin_lock_irqsave(&rs->lock, flags);
 		skb = NULL;
+		flen = 0;
 		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-			skb = sroce_resp_read_next(qp, &res, &psn);
+			skb = sroce_resp_read_next(qp, &res, &psn, frame,
+						   &flen);
 		av = qp->av;
 		sent = res ? res->sent - 1 : 0;
 		held = false;
-		if (!skb) {
+		if (!skb && !flen) {
 			rs->read_busy = false;
 			held = rs->held;
 			rs->held = false;
@@ -996,13 +1019,21 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 			out.orig = rs->held_orig;
 		}
 		spin_unlock_irqrestore(&rs->lock, flags);
-		if (!skb) {
+		if (!skb && !flen) {
 			if (held)
 				sroce_resp_send_ack(qp, &out);
 			return 0;
 		}
-		if (sroce_tx_send(sdev, &av, sroce_qp_sport(qp), skb) !=
-		    -ENOBUFS)
+		genid = sroce_tx_genid(sdev, &av);
+		if (flen)
+			err = sroce_tx_frame(sdev, &av, sroce_qp_sport(qp),
+					     frame, flen,
+					     sroce_tx_self_at(qp, genid), &local);
+		else
+			err = sroce_tx_send_local(sdev, &av, sroce_qp_sport(qp),
+						  skb, &local);
+		sroce_tx_seen(qp, &av, genid, local && !err);
+		if (err != -ENOBUFS)
 			continue;
 		ibdev_dbg(qp->ibqp.device, "qp %u: read resp enobufs %#x+%u\n",
 			  qp->ibqp.qp_num, psn, sent);
@@ -1013,7 +1044,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 		spin_lock_irqsave(&rs->lock, flags);
 		res = sroce_resp_find_read(rs, psn);
 		if (res && res->sent > sent)
-			sroce_res_set_sent(rs, res, sent);
+			sroce_rdres_set_sent(rs, res, sent);
 		spin_unlock_irqrestore(&rs->lock, flags);
 		return -ENOBUFS;
 	}

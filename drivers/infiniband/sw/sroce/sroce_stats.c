@@ -47,6 +47,7 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_DOORBELL_INLINE].name	= "doorbell_inline",
 	[SROCE_CNT_DOORBELL_DEFERRED].name	= "doorbell_deferred",
 	[SROCE_CNT_TX_QUEUE_FULL].name		= "tx_queue_full",
+	[SROCE_CNT_TX_FRAMES].name		= "tx_frames",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -50,6 +50,7 @@ enum sroce_counter {
 	SROCE_CNT_DOORBELL_INLINE,	/* user doorbells that ran the requester */
 	SROCE_CNT_DOORBELL_DEFERRED,	/* ... that left it to the QP's worker */
 	SROCE_CNT_TX_QUEUE_FULL,	/* requester runs stopped for full queues */
+	SROCE_CNT_TX_FRAMES,		/* packets handed over without an skb */
 	SROCE_NUM_COUNTERS,
 };
 

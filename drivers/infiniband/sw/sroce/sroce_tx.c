@@ -564,7 +564,7 @@ bool sroce_av_to_self(const struct sroce_av *av)
  *
  * It changes with every route and address change of the namespace.
  */
-int sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av)
+u32 sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av)
 {
 	const struct net *net = dev_net(sdev->ndev);
 
@@ -577,16 +577,42 @@ int sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av)
  * sroce_tx_self() - may @qp's packets go to its own device as frames?
  * @qp: RC queue pair
  *
- * Its requester's last packet went to its own address, and routing did
- * not change since.  Any context: the responder's ACKs, for one, take
- * the same path as the requester's packets.
+ * Its last packet sent went to its own address, and routing did not
+ * change since.  Any context: requester and responder packets share the
+ * path.
  */
 bool sroce_tx_self(const struct sroce_qp *qp)
 {
 	const struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 
-	return READ_ONCE(qp->req.tx_self) &&
-	       READ_ONCE(qp->req.self_genid) == sroce_tx_genid(sdev, &qp->av);
+	return sroce_tx_self_at(qp, sroce_tx_genid(sdev, &qp->av));
+}
+
+/**
+ * sroce_tx_self_at() - sroce_tx_self() in routing generation @genid
+ * @qp: RC queue pair
+ * @genid: sroce_tx_genid() of its path, read by the caller
+ */
+bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid)
+{
+	return READ_ONCE(qp->req.self_gen) == genid + 1;
+}
+
+/**
+ * sroce_tx_seen() - note where a packet of @qp went
+ * @qp: RC queue pair
+ * @av: its destination
+ * @genid: sroce_tx_genid() read before it was sent
+ * @local: sent without error, and received in the namespace
+ */
+void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
+		   bool local)
+{
+	u32 gen = local && sroce_av_to_self(av) ? genid + 1 : 0;
+
+	/* Written only when it changes: one cache line for both sides. */
+	if (READ_ONCE(qp->req.self_gen) != gen)
+		WRITE_ONCE(qp->req.self_gen, gen);
 }
 
 /**
@@ -625,6 +651,7 @@ int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	*local = true;
 	memset(frame + len, 0, SROCE_ICRC_BYTES);
+	sroce_count(sdev->stats, SROCE_CNT_TX_FRAMES, 1);
 	sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
 	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, len + SROCE_ICRC_BYTES);
 	local_bh_disable();

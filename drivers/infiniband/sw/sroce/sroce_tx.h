@@ -26,8 +26,11 @@ struct sroce_qp;
 
 bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
 bool sroce_av_to_self(const struct sroce_av *av);
+bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid);
 bool sroce_tx_self(const struct sroce_qp *qp);
-int sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av);
+u32 sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av);
+void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
+		   bool local);
 int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
 		   u16 sport, u8 *frame, u32 len, bool self, bool *local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
