@@ -13,28 +13,23 @@ frames resume after it.  A 4 KiB WRITE and READ (several packets, never
 frames) check the skb path in between.  No packet may be dropped.
 """
 import json
+import os
 import subprocess
 import sys
-import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pyv_rc import RW, connect, gid_index, poll, tap as check  # noqa: E402
+
 DEV, SUFFIX, NETDEV = sys.argv[1:4]
-RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
-      e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 ITERS = 120
-
-
-def check(cond, desc):
-    print('%s - %s' % ('ok' if cond else 'not ok', desc))
-    sys.stdout.flush()
 
 
 def stats():
@@ -46,62 +41,22 @@ def stats():
 
 
 ctx = Context(name=DEV)
-gid = next(i for i in range(16)
-           if str(ctx.query_gid(1, i)).endswith(SUFFIX))
+gid = gid_index(ctx, SUFFIX)
 pd = PD(ctx)
 ccq, scq = CQ(ctx, 64), CQ(ctx, 64)
 
 
 def mkqp(cq):
+    # Two SGEs and inline data, unlike pyv_rc.mkqp().
     return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                              cap=QPCap(max_send_wr=16, max_recv_wr=16,
                                        max_send_sge=2, max_recv_sge=2,
                                        max_inline_data=64)))
 
 
-def connect(qp, dqpn):
-    a = QPAttr(qp_state=e.IBV_QPS_INIT)
-    a.pkey_index = 0
-    a.port_num = 1
-    a.qp_access_flags = (e.IBV_ACCESS_REMOTE_WRITE |
-                         e.IBV_ACCESS_REMOTE_READ |
-                         e.IBV_ACCESS_REMOTE_ATOMIC)
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
-              e.IBV_QP_ACCESS_FLAGS)
-    a = QPAttr(qp_state=e.IBV_QPS_RTR)
-    gr = GlobalRoute(dgid=ctx.query_gid(1, gid), sgid_index=gid)
-    a.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-    a.path_mtu = e.IBV_MTU_1024
-    a.dest_qp_num = dqpn
-    a.rq_psn = 0x10
-    a.max_dest_rd_atomic = 4
-    a.min_rnr_timer = 1
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    a = QPAttr(qp_state=e.IBV_QPS_RTS)
-    a.sq_psn = 0x10
-    a.timeout = 14
-    a.retry_cnt = 7
-    a.rnr_retry = 7
-    a.max_rd_atomic = 4
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
-              e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
-              e.IBV_QP_MAX_QP_RD_ATOMIC)
-
-
-def poll(cq, secs=30):
-    end = time.time() + secs
-    while time.time() < end:
-        n, wcs = cq.poll(1)
-        if n > 0:
-            return wcs[0]
-    return None
-
-
 c, s = mkqp(ccq), mkqp(scq)
-connect(c, s.qp_num)
-connect(s, c.qp_num)
+connect(c, gid, ctx.query_gid(1, gid), s.qp_num)
+connect(s, gid, ctx.query_gid(1, gid), c.qp_num)
 cmr, smr = MR(pd, 8192, RW), MR(pd, 8192, RW)
 bad = []
 
