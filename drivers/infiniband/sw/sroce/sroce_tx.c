@@ -528,23 +528,6 @@ int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 
 /**
- * sroce_tx_send() - send a packet with the path's traffic class
- * @sdev: device
- * @av: destination
- * @sport: UDP source port (per-QP flow entropy)
- * @skb: from sroce_tx_alloc(), its data filled in; always consumed
- *
- * Return: 0 or -errno.
- */
-int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
-		  u16 sport, struct sk_buff *skb)
-{
-	bool local;
-
-	return sroce_tx_send_local(sdev, av, sport, skb, &local);
-}
-
-/**
  * sroce_av_to_self() - is @av's destination its own source address?
  * @av: RC/UC path
  *
@@ -658,29 +641,6 @@ int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_net_rx_frame(sdev, frame, len + SROCE_ICRC_BYTES);
 	local_bh_enable();
 	return 0;
-}
-
-/**
- * sroce_xmit() - send one RoCEv2 packet from a buffer
- * @sdev: device
- * @av: destination
- * @sport: UDP source port
- * @ib: IB headers, payload and pad, without ICRC
- * @ib_len: their length
- *
- * Return: 0 or -errno.
- */
-int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
-	       const u8 *ib, u32 ib_len)
-{
-	struct sk_buff *skb = sroce_tx_alloc(sdev, ib_len);
-
-	if (!skb) {
-		sroce_count(sdev->stats, SROCE_CNT_TX_ERRORS, 1);
-		return -ENOMEM;
-	}
-	memcpy(skb->data, ib, ib_len);
-	return sroce_tx_send(sdev, av, sport, skb);
 }
 
 /* Bytes of @snet's packets in qdiscs and NIC rings. */

@@ -38,14 +38,10 @@ struct sk_buff *sroce_tx_alloc_held(struct sroce_dev *sdev, u32 ib_len,
 				    unsigned int slot);
 void sroce_tx_exit(void);
 int sroce_tx_paged_trailer(struct sk_buff *skb);
-int sroce_tx_send(struct sroce_dev *sdev, const struct sroce_av *av,
-		  u16 sport, struct sk_buff *skb);
 int sroce_tx_send_local(struct sroce_dev *sdev, const struct sroce_av *av,
 			u16 sport, struct sk_buff *skb, bool *local);
 int sroce_tx_send_tc(struct sroce_dev *sdev, const struct sroce_av *av,
 		     u16 sport, struct sk_buff *skb, u8 tclass);
-int sroce_xmit(struct sroce_dev *sdev, const struct sroce_av *av, u16 sport,
-	       const u8 *ib, u32 ib_len);
 bool sroce_tx_throttle(struct sroce_qp *qp);
 void sroce_tx_unthrottle(struct sroce_qp *qp);
 void sroce_tx_write_space(struct sock *sk);
