@@ -804,13 +804,11 @@ struct sroce_req_held {
 static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 			   bool last)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	struct sroce_req *req = &qp->req;
 	struct sk_buff *skb = h->skb;
 	u8 *frame = h->frame;
 	bool local = false;
-	u32 genid;
 	int err;
 
 	if (!skb && !frame)
@@ -819,22 +817,8 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	h->frame = NULL;
 	if (last && rc)
 		sroce_bth_set_ack_req(skb ? skb->data : frame);
-	/*
-	 * A route change since the last packet went to the QP's own
-	 * address bumps the generation: the frame then takes the IP
-	 * path once (sroce_tx_frame()), which says where it goes now.
-	 */
-	genid = sroce_tx_genid(sdev, &h->av);
-	if (frame)
-		err = sroce_tx_frame(sdev, &h->av, sroce_qp_sport(qp), frame,
-				     h->flen, sroce_tx_self_at(qp, genid),
-				     &local);
-	else
-		err = sroce_tx_send_local(sdev, &h->av, sroce_qp_sport(qp),
-					  skb, &local);
+	err = sroce_tx_qp(qp, &h->av, skb, frame, h->flen, &local);
 	WRITE_ONCE(req->tx_local, local);
-	if (rc)
-		sroce_tx_seen(qp, &h->av, genid, local && !err);
 	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
 		sroce_req_sent(qp, &h->pos, err);
 	return err;

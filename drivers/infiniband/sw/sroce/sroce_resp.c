@@ -210,13 +210,11 @@ static void sroce_resp_ack(struct sroce_resp_out *out, u32 psn, u32 msn)
 static void sroce_resp_send_ack(struct sroce_qp *qp,
 				const struct sroce_resp_out *out)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	u8 buf[SROCE_BTH_BYTES + SROCE_AETH_BYTES + SROCE_ATMACKETH_BYTES +
 	       SROCE_ICRC_BYTES];
 	struct sroce_pkt pkt = {};
 	bool local;
-	int len, err;
-	u32 genid;
+	int len;
 
 	if (out->atomic)
 		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ATOMIC_ACKNOWLEDGE;
@@ -233,11 +231,7 @@ static void sroce_resp_send_ack(struct sroce_qp *qp,
 	len = sroce_pkt_build_hdrs(buf, sizeof(buf) - SROCE_ICRC_BYTES, &pkt);
 	if (len <= 0)
 		return;
-	genid = sroce_tx_genid(sdev, &qp->av);
-	err = sroce_tx_frame(sdev, &qp->av, sroce_qp_sport(qp), buf, len,
-			     sroce_tx_self_at(qp, genid), &local);
-	/* A peer that only answers learns here where its packets go. */
-	sroce_tx_seen(qp, &qp->av, genid, local && !err);
+	sroce_tx_qp(qp, &qp->av, NULL, buf, len, &local);
 }
 
 /* Receive completion for the WQE held in resp state. */
@@ -985,7 +979,6 @@ drop:
  */
 static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
-	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
 	u8 frame[SROCE_FRAME_MAX] __aligned(8);
 	struct sroce_rdres *res = NULL;
@@ -993,7 +986,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 	unsigned long flags;
 	struct sroce_av av;
 	struct sroce_resp_out out = {};
-	u32 psn = 0, sent, flen, genid;
+	u32 psn = 0, sent, flen;
 	bool held, local;
 	int err;
 
@@ -1024,15 +1017,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 				sroce_resp_send_ack(qp, &out);
 			return 0;
 		}
-		genid = sroce_tx_genid(sdev, &av);
-		if (flen)
-			err = sroce_tx_frame(sdev, &av, sroce_qp_sport(qp),
-					     frame, flen,
-					     sroce_tx_self_at(qp, genid), &local);
-		else
-			err = sroce_tx_send_local(sdev, &av, sroce_qp_sport(qp),
-						  skb, &local);
-		sroce_tx_seen(qp, &av, genid, local && !err);
+		err = sroce_tx_qp(qp, &av, skb, frame, flen, &local);
 		if (err != -ENOBUFS)
 			continue;
 		ibdev_dbg(qp->ibqp.device, "qp %u: read resp enobufs %#x+%u\n",

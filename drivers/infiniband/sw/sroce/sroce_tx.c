@@ -540,20 +540,24 @@ bool sroce_av_to_self(const struct sroce_av *av)
 	return ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
 }
 
-/**
- * sroce_tx_genid() - the routing generation of @av's family
- * @sdev: device, for its namespace
- * @av: path
- *
- * It changes with every route and address change of the namespace.
+/*
+ * The routing generation of @av's family in @sdev's namespace: it changes
+ * with every route and address change there.
  */
-u32 sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av)
+static u32 sroce_tx_genid(const struct sroce_dev *sdev,
+			  const struct sroce_av *av)
 {
 	const struct net *net = dev_net(sdev->ndev);
 
 	if (av->network_type == RDMA_NETWORK_IPV4)
 		return rt_genid_ipv4(net);
 	return rt_genid_ipv6(net);
+}
+
+/* sroce_tx_self() in routing generation @genid, read by the caller. */
+static bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid)
+{
+	return READ_ONCE(qp->req.self_gen) == genid + 1;
 }
 
 /**
@@ -571,25 +575,12 @@ bool sroce_tx_self(const struct sroce_qp *qp)
 	return sroce_tx_self_at(qp, sroce_tx_genid(sdev, &qp->av));
 }
 
-/**
- * sroce_tx_self_at() - sroce_tx_self() in routing generation @genid
- * @qp: RC queue pair
- * @genid: sroce_tx_genid() of its path, read by the caller
+/*
+ * Note where a packet of RC QP @qp went: to @av, sent in routing generation
+ * @genid; @local: sent without error and received in the namespace.
  */
-bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid)
-{
-	return READ_ONCE(qp->req.self_gen) == genid + 1;
-}
-
-/**
- * sroce_tx_seen() - note where a packet of @qp went
- * @qp: RC queue pair
- * @av: its destination
- * @genid: sroce_tx_genid() read before it was sent
- * @local: sent without error, and received in the namespace
- */
-void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
-		   bool local)
+static void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av,
+			  u32 genid, bool local)
 {
 	u32 gen = local && sroce_av_to_self(av) ? genid + 1 : 0;
 
@@ -598,7 +589,7 @@ void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
 		WRITE_ONCE(qp->req.self_gen, gen);
 }
 
-/**
+/*
  * sroce_tx_frame() - send a packet built in a buffer, not an skb
  * @sdev: device
  * @av: destination
@@ -617,8 +608,9 @@ void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
  *
  * Return: 0 or -errno.
  */
-int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
-		   u16 sport, u8 *frame, u32 len, bool self, bool *local)
+static int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
+			  u16 sport, u8 *frame, u32 len, bool self,
+			  bool *local)
 {
 	struct sk_buff *skb;
 
@@ -641,6 +633,43 @@ int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_net_rx_frame(sdev, frame, len + SROCE_ICRC_BYTES);
 	local_bh_enable();
 	return 0;
+}
+
+/**
+ * sroce_tx_qp() - send a packet of a connected QP and note where it went
+ * @qp: RC or UC queue pair
+ * @av: the packet's destination
+ * @skb: the packet, from sroce_tx_alloc(), always consumed; or NULL for
+ * @frame: a packet built in a buffer (sroce_tx_frame(), RC only), the
+ *         caller's again on return
+ * @flen: @frame's bytes before the ICRC
+ * @local: set as by sroce_tx_send_local()
+ *
+ * Where an RC QP's last packet went decides whether its next small ones
+ * may go as frames (sroce_tx_self()): the requester and the responder
+ * send all of their packets through here, so a QP that only answers
+ * learns it too.  A route change since then bumps the generation read
+ * here, and the frame takes the IP path once, which says where it goes
+ * now.
+ *
+ * Return: 0 or -errno.
+ */
+int sroce_tx_qp(struct sroce_qp *qp, const struct sroce_av *av,
+		struct sk_buff *skb, u8 *frame, u32 flen, bool *local)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	u32 genid = sroce_tx_genid(sdev, av);
+	u16 sport = sroce_qp_sport(qp);
+	int err;
+
+	if (skb)
+		err = sroce_tx_send_local(sdev, av, sport, skb, local);
+	else
+		err = sroce_tx_frame(sdev, av, sport, frame, flen,
+				     sroce_tx_self_at(qp, genid), local);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_tx_seen(qp, av, genid, *local && !err);
+	return err;
 }
 
 /* Bytes of @snet's packets in qdiscs and NIC rings. */

@@ -18,7 +18,7 @@ struct sroce_qp;
 #define SROCE_ZCOPY_MIN		1024
 
 /*
- * Largest frame (sroce_tx_frame()), ICRC room included: the largest
+ * Largest frame (sroce_tx_qp()), ICRC room included: the largest
  * header set and 64-byte payloads with room to spare, small enough to
  * live on the requester's stack.
  */
@@ -26,13 +26,9 @@ struct sroce_qp;
 
 bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
 bool sroce_av_to_self(const struct sroce_av *av);
-bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid);
 bool sroce_tx_self(const struct sroce_qp *qp);
-u32 sroce_tx_genid(const struct sroce_dev *sdev, const struct sroce_av *av);
-void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av, u32 genid,
-		   bool local);
-int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
-		   u16 sport, u8 *frame, u32 len, bool self, bool *local);
+int sroce_tx_qp(struct sroce_qp *qp, const struct sroce_av *av,
+		struct sk_buff *skb, u8 *frame, u32 flen, bool *local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
 struct sk_buff *sroce_tx_alloc_held(struct sroce_dev *sdev, u32 ib_len,
 				    unsigned int slot);
