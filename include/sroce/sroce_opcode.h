@@ -133,7 +133,25 @@ struct sroce_opcode_info {
 	u8 hdr_len;
 };
 
-const struct sroce_opcode_info *sroce_opcode_info(u8 opcode);
+/* Indexed by BTH opcode; unimplemented opcodes have no name. */
+extern const struct sroce_opcode_info sroce_opcodes[256];
+
+/**
+ * sroce_opcode_info() - describe a BTH opcode
+ * @opcode: the first byte of the BTH
+ *
+ * Inline: every packet built or parsed looks its opcode up.
+ *
+ * Return: the table entry, or NULL when sroce does not implement @opcode
+ * (RD, XRC, reserved and manufacturer-specific opcodes included).
+ */
+static inline const struct sroce_opcode_info *sroce_opcode_info(u8 opcode)
+{
+	const struct sroce_opcode_info *info = &sroce_opcodes[opcode];
+
+	return info->name ? info : NULL;
+}
+
 unsigned int sroce_hdr_bytes(enum sroce_hdr_id id);
 unsigned int sroce_hdr_offset(const struct sroce_opcode_info *info,
 			      enum sroce_hdr_id id);

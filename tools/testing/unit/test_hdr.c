@@ -131,6 +131,77 @@ static void test_pkt_roundtrip(void)
 	      "build + parse round trip for all %u opcodes", ok);
 }
 
+/*
+ * Each header the builder writes sits where the opcode table says
+ * (sroce_hdr_offset()): a build + parse round trip alone would not see
+ * both sides walk the headers in the same wrong order.
+ */
+static void test_pkt_placement(void)
+{
+	unsigned int opc, ok = 0, bad = 0;
+	u8 buf[2048];
+
+	for (opc = 0; opc < 256; opc++) {
+		const struct sroce_opcode_info *info = sroce_opcode_info(opc);
+		struct sroce_reth r = {};
+		struct sroce_aeth a = {};
+		struct sroce_atmeth t = {};
+		struct sroce_deth d = {};
+		struct sroce_feth f = {};
+		struct sroce_pkt in;
+		bool good = true;
+
+		if (!info)
+			continue;
+		if (!mk(buf, sizeof(buf), opc,
+			(info->flags & SROCE_OPF_PAYLOAD) ? 8 : 0, &in)) {
+			bad++;
+			continue;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_DETH)) {
+			sroce_deth_get(buf + sroce_hdr_offset(info, SROCE_HDR_DETH), &d);
+			good &= d.qkey == in.deth.qkey && d.sqpn == in.deth.sqpn;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_FETH)) {
+			sroce_feth_get(buf + sroce_hdr_offset(info, SROCE_HDR_FETH), &f);
+			good &= f.sel == in.feth.sel && f.plt == in.feth.plt;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_RETH)) {
+			sroce_reth_get(buf + sroce_hdr_offset(info, SROCE_HDR_RETH), &r);
+			good &= r.va == in.reth.va && r.rkey == in.reth.rkey &&
+				r.dma_len == in.reth.dma_len;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_ATMETH)) {
+			sroce_atmeth_get(buf + sroce_hdr_offset(info, SROCE_HDR_ATMETH),
+					 &t);
+			good &= t.va == in.atmeth.va &&
+				t.swap_add == in.atmeth.swap_add &&
+				t.compare == in.atmeth.compare;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_AETH)) {
+			sroce_aeth_get(buf + sroce_hdr_offset(info, SROCE_HDR_AETH), &a);
+			good &= a.syndrome == in.aeth.syndrome &&
+				a.msn == in.aeth.msn;
+		}
+		if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH))
+			good &= sroce_get_be64(buf + sroce_hdr_offset(info,
+						SROCE_HDR_ATMACKETH)) == in.atmack;
+		if (sroce_opcode_has(info, SROCE_HDR_IMMDT))
+			good &= sroce_get_be32(buf + sroce_hdr_offset(info,
+						SROCE_HDR_IMMDT)) == in.imm;
+		if (sroce_opcode_has(info, SROCE_HDR_IETH))
+			good &= sroce_get_be32(buf + sroce_hdr_offset(info,
+						SROCE_HDR_IETH)) == in.ieth_rkey;
+		if (good)
+			ok++;
+		else
+			bad++;
+	}
+	CHECK(bad == 0 && ok == 40,
+	      "every header built where the opcode table puts it (%u opcodes)",
+	      ok);
+}
+
 static void test_pkt_verdicts(void)
 {
 	static u8 big[65536];
@@ -298,6 +369,7 @@ int main(void)
 	KTAP_START();
 	test_ext_roundtrip();
 	test_pkt_roundtrip();
+	test_pkt_placement();
 	test_pkt_verdicts();
 	test_aeth();
 	test_cnp();

@@ -94,35 +94,45 @@ void sroce_feth_put(u8 *p, const struct sroce_feth *h)
 	p[3] = (u8)((h->sel & 0x3) << 4 | (h->plt & 0xf));
 }
 
-/* Decode every extension header @info lists; @buf holds them all. */
+/*
+ * Decode every extension header @info lists; @buf holds them all.  They
+ * follow the BTH in enum sroce_hdr_id order: one running offset finds them.
+ */
 static void sroce_pkt_get_ext(const u8 *buf, struct sroce_pkt *pkt)
 {
 	const struct sroce_opcode_info *info = pkt->info;
+	const u8 *p = buf + SROCE_BTH_BYTES;
 
-	if (sroce_opcode_has(info, SROCE_HDR_DETH))
-		sroce_deth_get(buf + sroce_hdr_offset(info, SROCE_HDR_DETH),
-			       &pkt->deth);
-	if (sroce_opcode_has(info, SROCE_HDR_FETH))
-		sroce_feth_get(buf + sroce_hdr_offset(info, SROCE_HDR_FETH),
-			       &pkt->feth);
-	if (sroce_opcode_has(info, SROCE_HDR_RETH))
-		sroce_reth_get(buf + sroce_hdr_offset(info, SROCE_HDR_RETH),
-			       &pkt->reth);
-	if (sroce_opcode_has(info, SROCE_HDR_ATMETH))
-		sroce_atmeth_get(buf + sroce_hdr_offset(info, SROCE_HDR_ATMETH),
-				 &pkt->atmeth);
-	if (sroce_opcode_has(info, SROCE_HDR_AETH))
-		sroce_aeth_get(buf + sroce_hdr_offset(info, SROCE_HDR_AETH),
-			       &pkt->aeth);
-	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH))
-		pkt->atmack = sroce_get_be64(buf +
-			sroce_hdr_offset(info, SROCE_HDR_ATMACKETH));
-	if (sroce_opcode_has(info, SROCE_HDR_IMMDT))
-		pkt->imm = sroce_get_be32(buf +
-			sroce_hdr_offset(info, SROCE_HDR_IMMDT));
+	if (sroce_opcode_has(info, SROCE_HDR_DETH)) {
+		sroce_deth_get(p, &pkt->deth);
+		p += SROCE_DETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_FETH)) {
+		sroce_feth_get(p, &pkt->feth);
+		p += SROCE_FETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_RETH)) {
+		sroce_reth_get(p, &pkt->reth);
+		p += SROCE_RETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_ATMETH)) {
+		sroce_atmeth_get(p, &pkt->atmeth);
+		p += SROCE_ATMETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_AETH)) {
+		sroce_aeth_get(p, &pkt->aeth);
+		p += SROCE_AETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH)) {
+		pkt->atmack = sroce_get_be64(p);
+		p += SROCE_ATMACKETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_IMMDT)) {
+		pkt->imm = sroce_get_be32(p);
+		p += SROCE_IMMDT_BYTES;
+	}
 	if (sroce_opcode_has(info, SROCE_HDR_IETH))
-		pkt->ieth_rkey = sroce_get_be32(buf +
-			sroce_hdr_offset(info, SROCE_HDR_IETH));
+		pkt->ieth_rkey = sroce_get_be32(p);
 }
 
 /*
@@ -216,34 +226,42 @@ enum sroce_verdict sroce_pkt_check_mtu(const struct sroce_pkt *pkt,
 	return SROCE_OK;
 }
 
-/* Encode every extension header @info lists at its offset in @buf. */
+/* Encode every extension header @info lists, in order, after the BTH. */
 static void sroce_pkt_put_ext(u8 *buf, const struct sroce_opcode_info *info,
 			      const struct sroce_pkt *pkt)
 {
-	if (sroce_opcode_has(info, SROCE_HDR_DETH))
-		sroce_deth_put(buf + sroce_hdr_offset(info, SROCE_HDR_DETH),
-			       &pkt->deth);
-	if (sroce_opcode_has(info, SROCE_HDR_FETH))
-		sroce_feth_put(buf + sroce_hdr_offset(info, SROCE_HDR_FETH),
-			       &pkt->feth);
-	if (sroce_opcode_has(info, SROCE_HDR_RETH))
-		sroce_reth_put(buf + sroce_hdr_offset(info, SROCE_HDR_RETH),
-			       &pkt->reth);
-	if (sroce_opcode_has(info, SROCE_HDR_ATMETH))
-		sroce_atmeth_put(buf + sroce_hdr_offset(info, SROCE_HDR_ATMETH),
-				 &pkt->atmeth);
-	if (sroce_opcode_has(info, SROCE_HDR_AETH))
-		sroce_aeth_put(buf + sroce_hdr_offset(info, SROCE_HDR_AETH),
-			       &pkt->aeth);
-	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH))
-		sroce_put_be64(buf + sroce_hdr_offset(info, SROCE_HDR_ATMACKETH),
-			       pkt->atmack);
-	if (sroce_opcode_has(info, SROCE_HDR_IMMDT))
-		sroce_put_be32(buf + sroce_hdr_offset(info, SROCE_HDR_IMMDT),
-			       pkt->imm);
+	u8 *p = buf + SROCE_BTH_BYTES;
+
+	if (sroce_opcode_has(info, SROCE_HDR_DETH)) {
+		sroce_deth_put(p, &pkt->deth);
+		p += SROCE_DETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_FETH)) {
+		sroce_feth_put(p, &pkt->feth);
+		p += SROCE_FETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_RETH)) {
+		sroce_reth_put(p, &pkt->reth);
+		p += SROCE_RETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_ATMETH)) {
+		sroce_atmeth_put(p, &pkt->atmeth);
+		p += SROCE_ATMETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_AETH)) {
+		sroce_aeth_put(p, &pkt->aeth);
+		p += SROCE_AETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH)) {
+		sroce_put_be64(p, pkt->atmack);
+		p += SROCE_ATMACKETH_BYTES;
+	}
+	if (sroce_opcode_has(info, SROCE_HDR_IMMDT)) {
+		sroce_put_be32(p, pkt->imm);
+		p += SROCE_IMMDT_BYTES;
+	}
 	if (sroce_opcode_has(info, SROCE_HDR_IETH))
-		sroce_put_be32(buf + sroce_hdr_offset(info, SROCE_HDR_IETH),
-			       pkt->ieth_rkey);
+		sroce_put_be32(p, pkt->ieth_rkey);
 }
 
 /**

@@ -38,7 +38,7 @@
  * two single-packet SENDs, each with a DETH.  The CNP (Annex A17.9.2) is a
  * BTH followed by 16 reserved bytes and belongs to no QP transport.
  */
-static const struct sroce_opcode_info sroce_opcodes[256] = {
+const struct sroce_opcode_info sroce_opcodes[256] = {
 	[0x00] = {
 		.name = "RC_SEND_FIRST", .opcode = 0x00,
 		.qpt = SROCE_QPT_RC, .kind = SROCE_KIND_SEND,
@@ -320,20 +320,6 @@ static const struct sroce_opcode_info sroce_opcodes[256] = {
 		.hdr_len = SROCE_BTH_BYTES + SROCE_CNP_RSVD_BYTES,
 	},
 };
-
-/**
- * sroce_opcode_info() - describe a BTH opcode
- * @opcode: the first byte of the BTH
- *
- * Return: the table entry, or NULL when sroce does not implement @opcode
- * (RD, XRC, reserved and manufacturer-specific opcodes included).
- */
-const struct sroce_opcode_info *sroce_opcode_info(u8 opcode)
-{
-	const struct sroce_opcode_info *info = &sroce_opcodes[opcode];
-
-	return info->name ? info : NULL;
-}
 
 /**
  * sroce_hdr_bytes() - wire size of an extension header
