@@ -489,6 +489,43 @@ int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * The walk itself, inlined into the copy and scatter helpers of this file
+ * with their step known: every small message's gather or scatter (one
+ * SGE, usually) then costs no indirect call per piece.
+ */
+static __always_inline enum ib_wc_status
+__sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
+		 const struct rxe_sge *sge, u32 num_sge, u32 off, u32 len,
+		 int access, struct sroce_mem_hint *hint,
+		 sroce_sge_step_t step, void *arg)
+{
+	struct sroce_mem *mem;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - off);
+		mem = hint ? sroce_mem_get_hint(sdev, sge[i].lkey, hint) :
+			     sroce_mem_get(sdev, sge[i].lkey);
+		if (!mem)
+			return IB_WC_LOC_PROT_ERR;
+		err = sroce_mem_check(mem, pd, sge[i].addr + off, n, access);
+		if (!err)
+			err = step(mem, sge[i].addr + off, n, arg);
+		sroce_mem_put(mem);
+		if (err)
+			return IB_WC_LOC_PROT_ERR;
+		len -= n;
+		off = 0;
+	}
+	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
 /**
  * sroce_sge_walk() - visit a byte range of an SGE list, one MR at a time
  * @sdev: device
@@ -515,30 +552,8 @@ enum ib_wc_status sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 				 struct sroce_mem_hint *hint,
 				 sroce_sge_step_t step, void *arg)
 {
-	struct sroce_mem *mem;
-	u32 i, n;
-	int err;
-
-	for (i = 0; i < num_sge && len; i++) {
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		n = min(len, sge[i].length - off);
-		mem = hint ? sroce_mem_get_hint(sdev, sge[i].lkey, hint) :
-			     sroce_mem_get(sdev, sge[i].lkey);
-		if (!mem)
-			return IB_WC_LOC_PROT_ERR;
-		err = sroce_mem_check(mem, pd, sge[i].addr + off, n, access);
-		if (!err)
-			err = step(mem, sge[i].addr + off, n, arg);
-		sroce_mem_put(mem);
-		if (err)
-			return IB_WC_LOC_PROT_ERR;
-		len -= n;
-		off = 0;
-	}
-	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+	return __sroce_sge_walk(sdev, pd, sge, num_sge, off, len, access, hint,
+				step, arg);
 }
 
 struct sroce_from_rxp_arg {
@@ -576,9 +591,9 @@ enum ib_wc_status sroce_sge_from_rxp(struct sroce_dev *sdev, struct ib_pd *pd,
 {
 	struct sroce_from_rxp_arg a = { .rx = rx };
 
-	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
-			      IB_ACCESS_LOCAL_WRITE, hint, sroce_from_rxp_step,
-			      &a);
+	return __sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
+				IB_ACCESS_LOCAL_WRITE, hint, sroce_from_rxp_step,
+				&a);
 }
 
 struct sroce_copy_arg {
@@ -618,9 +633,9 @@ enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 {
 	struct sroce_copy_arg a = { .buf = buf, .dir = dir };
 
-	return sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
-			      dir == SROCE_TO_MEM ? IB_ACCESS_LOCAL_WRITE : 0,
-			      hint, sroce_copy_step, &a);
+	return __sroce_sge_walk(sdev, pd, sge, num_sge, off, len,
+				dir == SROCE_TO_MEM ? IB_ACCESS_LOCAL_WRITE : 0,
+				hint, sroce_copy_step, &a);
 }
 
 /**
