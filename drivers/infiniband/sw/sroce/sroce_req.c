@@ -862,8 +862,11 @@ again:
 	smp_mb__after_atomic();
 	budget = SROCE_REQ_BUDGET;
 	do {
-		/* A throttled QP waits for its pace timer (sroce_cc.c). */
-		if (sroce_cc_tx_wait(qp))
+		/*
+		 * A throttled QP waits for its pace timer (sroce_cc.c); the
+		 * racy peek spares an unthrottled one two calls per packet.
+		 */
+		if (READ_ONCE(qp->cc.st.limited) && sroce_cc_tx_wait(qp))
 			break;
 		/* ... an RC QP through a netdev, for its queues (sroce_tx.c). */
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
@@ -896,7 +899,8 @@ again:
 			 * Paced at build time: a run that stops for its
 			 * pace (top of the loop) still sends what it holds.
 			 */
-			sroce_cc_tx_done(qp, skb ? skb->len : flen);
+			if (READ_ONCE(qp->cc.st.limited))
+				sroce_cc_tx_done(qp, skb ? skb->len : flen);
 			held.skb = skb;
 			held.frame = skb ? NULL : frames[fslot];
 			held.flen = flen;
