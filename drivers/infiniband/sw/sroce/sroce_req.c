@@ -17,6 +17,7 @@
  * inline lengths and every lkey are checked before use.
  */
 #include <linux/hash.h>
+#include <linux/math64.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 
@@ -963,25 +964,70 @@ void sroce_req_heard(struct sroce_qp *qp)
 		WRITE_ONCE(db->heard, true);
 }
 
+/* Doorbells per epoch, and epochs between tries of the other mode. */
+#define SROCE_DB_EPOCH		64
+#define SROCE_DB_PROBE		32
+/* A longer gap between doorbells is a pause: the epoch starts over. */
+#define SROCE_DB_PAUSE_NS	(1 * NSEC_PER_MSEC)
+
+/*
+ * Count a timed doorbell of @db at @now; return whether it should kick the
+ * worker rather than run the requester inline.  Each mode is measured by
+ * the pace it gives the poster over an epoch of doorbells, which says
+ * everything that matters: whether the worker keeps up, whether the poster
+ * waits for its completions between posts (a deferred run then only adds
+ * a wakeup to each), what the syscalls cost.  The better mode is kept,
+ * and the other one tried again every SROCE_DB_PROBE epochs, since the
+ * load changes.
+ */
+static bool sroce_db_defer(struct sroce_db_hint *db, u64 now)
+{
+	u32 rings = READ_ONCE(db->rings);
+	u8 defer = READ_ONCE(db->defer);
+	u8 epochs;
+
+	if (now - READ_ONCE(db->last) > SROCE_DB_PAUSE_NS)
+		rings = 0;
+	WRITE_ONCE(db->last, now);
+	if (!rings) {
+		WRITE_ONCE(db->start, now);
+	} else if (rings == SROCE_DB_EPOCH) {
+		WRITE_ONCE(db->span[defer],
+			   div_u64(now - READ_ONCE(db->start), SROCE_DB_EPOCH));
+		WRITE_ONCE(db->start, now);
+		rings = 0;
+		epochs = READ_ONCE(db->epochs) + 1;
+		if (!READ_ONCE(db->span[!defer]) || epochs >= SROCE_DB_PROBE) {
+			defer = !defer;
+			epochs = 0;
+		} else {
+			defer = READ_ONCE(db->span[1]) < READ_ONCE(db->span[0]);
+		}
+		WRITE_ONCE(db->epochs, epochs);
+		WRITE_ONCE(db->defer, defer);
+	}
+	WRITE_ONCE(db->rings, rings + 1);
+	return defer;
+}
+
 /**
  * sroce_req_doorbell() - a user QP's post_send: run or defer the requester
  * @qp: queue pair
  *
  * A poster that waits for an answer between posts (a ping-pong) is best
- * served inline: the packet leaves before the syscall returns.  An RC
- * poster that rings again within a quarter of the time an inline run
- * takes, and has heard nothing from a peer since it last rang, is
- * streaming (a ping-pong's peer needs about half a run to answer); then
- * the requester runs on the QP's work CPU, moved off the poster's, so
- * that syscalls and protocol work overlap and the worker drains many WQEs
- * per run (and asks for one ACK per run).
+ * served inline: the packet leaves before the syscall returns.  A poster
+ * that heard from a peer since it last rang (a request, or a READ or
+ * atomic response, arrived) is taken to be answering it, and runs it
+ * inline; no clock is read for it.
  *
- * The timing alone misleads: a READ answered locally completes within
- * the run that sent it, so a READ ping-pong's next post comes right
- * after the run; and one slow run (an interrupt in it) would make every
- * later post look quick, with no inline run left to measure a better
- * cost.  Hearing from the peer settles both for a ping-pong, while a
- * streaming poster hears only ACKs.
+ * Any other poster may be streaming: running the requester on the QP's
+ * work CPU, moved off the poster's, lets syscalls and protocol work
+ * overlap and the worker drain many WQEs per run (and ask for one ACK
+ * per run).  Or it waits for its own completions between posts, which a
+ * worker would only delay.  Timing one inline run cannot tell these
+ * apart when the peer is a QP of the same device, whose answer completes
+ * the WQE within the run; so both modes are tried and the better pace
+ * kept (sroce_db_defer()).
  *
  * Only a QP whose packets are delivered locally (sroce_tx_local()) is
  * deferred: there the receiver has taken each packet before the send
@@ -990,52 +1036,36 @@ void sroce_req_heard(struct sroce_qp *qp)
  * their sum queued in a backlog can delay ACKs beyond the retransmit
  * timeout; the poster's own pace, inline, is the backpressure there.
  *
- * The hints are shared by the user context's QPs: threads ringing at
- * once can only skew the choice, never the protocol, which the
- * REQ_RUNNING bit keeps to one executor per QP.
+ * The hints are shared by the user context's QPs (one poster often
+ * streams over many): threads ringing at once can only skew the choice,
+ * never the protocol, which the REQ_RUNNING bit keeps to one executor
+ * per QP.
  */
 void sroce_req_doorbell(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_db_hint *db = qp->db;
 	int cpu = raw_smp_processor_id();	/* a hint: may migrate */
-	u64 now, end;
-	bool ran;
 
 	if (READ_ONCE(db->heard)) {
-		/*
-		 * Inline, and no clock read (costly in a VM): the hints stay
-		 * as they were, so the next unheard ring sees a longer gap,
-		 * which also means inline.
-		 */
 		WRITE_ONCE(db->heard, false);
-		sroce_count(sdev->stats, SROCE_CNT_DOORBELL_INLINE, 1);
-		sroce_req_run(qp);
-		return;
-	}
-	now = local_clock();
-	/*
-	 * RC only: a UD send is done once its packet is built, and a poster
-	 * may destroy the QP right after posting (rdma-core's mckey does):
-	 * WQEs still waiting for the worker would then never leave.
-	 */
-	if (qp->ibqp.qp_type == IB_QPT_RC && READ_ONCE(qp->req.tx_local) &&
-	    now - READ_ONCE(db->exit) < READ_ONCE(db->cost) / 4) {
+	} else if (qp->ibqp.qp_type == IB_QPT_RC &&
+		   READ_ONCE(qp->req.tx_local) &&
+		   sroce_db_defer(db, local_clock())) {
+		/*
+		 * RC only: a UD send is done once its packet is built, and a
+		 * poster may destroy the QP right after posting (rdma-core's
+		 * mckey does): WQEs still waiting for the worker would then
+		 * never leave.
+		 */
 		if (READ_ONCE(qp->cpu) == cpu)
 			WRITE_ONCE(qp->cpu, sroce_other_cpu(cpu));
 		if (READ_ONCE(qp->cpu) != cpu) {
 			sroce_count(sdev->stats, SROCE_CNT_DOORBELL_DEFERRED, 1);
 			sroce_req_kick(qp);
-			/* A kick is quick: no second clock read. */
-			WRITE_ONCE(db->exit, now);
 			return;
 		}
 	}
 	sroce_count(sdev->stats, SROCE_CNT_DOORBELL_INLINE, 1);
-	ran = sroce_req_run(qp);
-	end = local_clock();
-	WRITE_ONCE(db->exit, end);
-	/* Finding the worker busy says nothing about what a run costs. */
-	if (ran)
-		WRITE_ONCE(db->cost, end - now);
+	sroce_req_run(qp);
 }

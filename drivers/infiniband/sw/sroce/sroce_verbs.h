@@ -15,9 +15,17 @@ struct sroce_dev;
  * user context, since one poster streaming over many QPs rings each of
  * them only now and then.
  */
+/*
+ * How a user context's doorbells run the requester (sroce_req_doorbell()):
+ * the mode of this epoch, and the pace each mode gave when last tried.
+ */
 struct sroce_db_hint {
-	u64 exit;		/* local_clock() as the last doorbell returned */
-	u64 cost;		/* ns the last inline requester run took */
+	u64 last;		/* local_clock() at the last timed doorbell */
+	u64 start;		/* ... at the first of this epoch */
+	u64 span[2];		/* ns per doorbell in the last epoch of a mode */
+	u32 rings;		/* doorbells counted in this epoch */
+	u8 defer;		/* this epoch's mode: 1 kicks the worker */
+	u8 epochs;		/* epochs since the other mode was tried */
 	bool heard;		/* a QP got a request or READ response since */
 };
 
