@@ -100,6 +100,7 @@ enum sroce_verdict sroce_pkt_parse(const u8 *buf, size_t len,
 enum sroce_verdict sroce_pkt_check_mtu(const struct sroce_pkt *pkt,
 				       unsigned int mtu);
 int sroce_pkt_build_hdrs(u8 *buf, size_t cap, const struct sroce_pkt *pkt);
+int sroce_pkt_finish(struct sroce_pkt *pkt);
 
 /** sroce_pad_for() - BTH pad count that aligns @payload_len to 4 bytes */
 static inline u8 sroce_pad_for(u32 payload_len)

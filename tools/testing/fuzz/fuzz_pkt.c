@@ -2,8 +2,9 @@
 /*
  * Fuzz the whole-packet parser with arbitrary UDP payloads.  Properties:
  * never reads out of bounds (ASan, exact-size heap copy); a parsed packet's
- * header, payload, pad and ICRC lengths add up to the input length; and
- * parse(build(parse(x))) gives back the same packet.
+ * header, payload, pad and ICRC lengths add up to the input length;
+ * parse(build(parse(x))) gives back the same packet; and so does
+ * sroce_pkt_finish(parse(x)), what a frame's receiver gets instead.
  */
 #include <stdlib.h>
 #include "sroce/sroce_hdr.h"
@@ -49,7 +50,7 @@ static void same_or_die(const struct sroce_pkt *a, const struct sroce_pkt *b)
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
-	struct sroce_pkt pkt, again;
+	struct sroce_pkt pkt, again, fin;
 	u8 *copy, *out;
 	size_t total;
 	int n;
@@ -81,6 +82,13 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	if (sroce_pkt_parse(out, size, &again) != SROCE_OK)
 		abort();
 	same_or_die(&pkt, &again);
+	fin = pkt;
+	fin.info = NULL;
+	fin.hdr_len = 0;
+	fin.bth.pad = 3 - fin.bth.pad;	/* from payload_len, not from here */
+	if (sroce_pkt_finish(&fin) != (int)pkt.hdr_len)
+		abort();
+	same_or_die(&pkt, &fin);
 	/* Headers are canonical after one rebuild. */
 	n = sroce_pkt_build_hdrs(copy, pkt.hdr_len, &again);
 	if (n != (int)pkt.hdr_len || memcmp(copy, out, pkt.hdr_len))

@@ -202,6 +202,124 @@ static void test_pkt_placement(void)
 	      ok);
 }
 
+static u64 rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static u64 rnd(void)
+{
+	/* xorshift64: repeatable, no libc state */
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static bool same_fields(const struct sroce_pkt *a, const struct sroce_pkt *b)
+{
+	const struct sroce_opcode_info *info = a->info;
+
+	if (a->info != b->info || a->hdr_len != b->hdr_len ||
+	    a->payload_len != b->payload_len ||
+	    memcmp(&a->bth, &b->bth, sizeof(a->bth)))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_DETH) &&
+	    (a->deth.qkey != b->deth.qkey || a->deth.sqpn != b->deth.sqpn))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_FETH) &&
+	    (a->feth.sel != b->feth.sel || a->feth.plt != b->feth.plt))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_RETH) &&
+	    (a->reth.va != b->reth.va || a->reth.rkey != b->reth.rkey ||
+	     a->reth.dma_len != b->reth.dma_len))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_ATMETH) &&
+	    memcmp(&a->atmeth, &b->atmeth, sizeof(a->atmeth)))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_AETH) &&
+	    (a->aeth.syndrome != b->aeth.syndrome ||
+	     a->aeth.msn != b->aeth.msn))
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH) &&
+	    a->atmack != b->atmack)
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_IMMDT) && a->imm != b->imm)
+		return false;
+	if (sroce_opcode_has(info, SROCE_HDR_IETH) &&
+	    a->ieth_rkey != b->ieth_rkey)
+		return false;
+	return true;
+}
+
+/*
+ * A frame's receiver gets sroce_pkt_finish()'s result instead of parsing
+ * built headers: for random field values, every opcode, both must agree.
+ */
+static void test_pkt_finish(void)
+{
+	unsigned int i, ok = 0, bad = 0, refused = 0;
+	u8 buf[2048];
+
+	for (i = 0; i < 20000; i++) {
+		u8 opc = (u8)rnd();
+		const struct sroce_opcode_info *info = sroce_opcode_info(opc);
+		struct sroce_pkt in, fin, out;
+		int n, hl;
+		u32 pl;
+
+		if (!info)
+			continue;
+		pl = !(info->flags & SROCE_OPF_PAYLOAD) ? 0 :
+		     info->kind == SROCE_KIND_ATOMIC_WRITE ? 8 :
+		     (info->flags & SROCE_OPF_FULL) ? 256 : rnd() % 300;
+		memset(&in, 0, sizeof(in));
+		in.bth.opcode = opc;
+		in.bth.se = rnd() & 1;
+		in.bth.mig = rnd() & 1;
+		in.bth.pad = (u8)rnd();		/* ignored: from payload_len */
+		in.bth.tver = (rnd() & 7) ? 0 : (u8)(rnd() & 0x1f);
+		in.bth.pkey = (u16)rnd();
+		in.bth.fecn = rnd() & 1;
+		in.bth.becn = rnd() & 1;
+		in.bth.dqpn = (u32)rnd();
+		in.bth.ack_req = rnd() & 1;
+		in.bth.psn = (u32)rnd();
+		in.reth = (struct sroce_reth){ rnd(), (u32)rnd(), (u32)rnd() };
+		in.aeth = (struct sroce_aeth){ (u8)rnd(), (u32)rnd() };
+		in.atmeth = (struct sroce_atmeth){ rnd(), (u32)rnd(), rnd(),
+						   rnd() };
+		in.atmack = rnd();
+		in.imm = (u32)rnd();
+		in.ieth_rkey = (u32)rnd();
+		in.deth = (struct sroce_deth){ (u32)rnd(), (u32)rnd() };
+		in.feth = (struct sroce_feth){ (u8)rnd(), (u8)rnd() };
+		in.payload_len = pl;
+		fin = in;
+		hl = sroce_pkt_finish(&fin);
+		n = sroce_pkt_build_hdrs(buf, sizeof(buf), &in);
+		if (n > 0) {
+			memset(buf + n, 0x5a, pl + sroce_pad_for(pl) +
+			       SROCE_ICRC_BYTES);
+			memset(&out, 0, sizeof(out));
+			if (sroce_pkt_parse(buf, n + pl + sroce_pad_for(pl) +
+					    SROCE_ICRC_BYTES, &out) !=
+			    SROCE_OK) {
+				/* The parser refuses it: so must finish. */
+				if (hl > 0)
+					bad++;
+				else
+					refused++;
+				continue;
+			}
+		}
+		if (n <= 0 ? hl == n : hl == n && same_fields(&fin, &out))
+			ok++;
+		else
+			bad++;
+	}
+	CHECK(bad == 0 && ok > 1000 && refused > 100,
+	      "finish == parse(build()) for random packets (%u equal, %u refused by both)",
+	      ok, refused);
+}
+
 static void test_pkt_verdicts(void)
 {
 	static u8 big[65536];
@@ -370,6 +488,7 @@ int main(void)
 	test_ext_roundtrip();
 	test_pkt_roundtrip();
 	test_pkt_placement();
+	test_pkt_finish();
 	test_pkt_verdicts();
 	test_aeth();
 	test_cnp();

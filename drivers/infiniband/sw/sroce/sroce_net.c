@@ -276,33 +276,26 @@ void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
 }
 
 /**
- * sroce_net_rx_frame() - receive a frame from a requester of @sdev
+ * sroce_net_rx_frame() - receive a frame from a QP of @sdev
  * @sdev: the device, sender and receiver
- * @frame: the packet from its BTH on, ICRC room (not computed) included
- * @len: its length
+ * @f: the frame; the caller's again on return
  *
- * The same checks as for a packet from the wire except the ICRC, as for
- * the looped-back skbs of sroce_net_rx_local(); @frame is the caller's
- * again on return.
+ * Its headers come as the fields sroce_pkt_finish() made of them, which
+ * are what parsing them would give: no bytes to parse, no ICRC (as for
+ * the looped-back skbs of sroce_net_rx_local()).  From the destination
+ * QP on, the same checks as for a packet from the wire.
  *
  * Context: bottom halves disabled.
  */
-void sroce_net_rx_frame(struct sroce_dev *sdev, const u8 *frame, u32 len)
+void sroce_net_rx_frame(struct sroce_dev *sdev, const struct sroce_frame *f)
 {
-	struct sroce_rxp rx = { .frame = frame };
-	struct sroce_pkt pkt;
-	enum sroce_verdict v;
+	struct sroce_rxp rx = { .frame = f->buf, .off = f->pkt.hdr_len };
 
 	sroce_count(sdev->stats, SROCE_CNT_RX_PACKETS, 1);
-	sroce_count(sdev->stats, SROCE_CNT_RX_BYTES, len);
-	v = sroce_pkt_parse(frame, len, &pkt);
-	if (v != SROCE_OK) {
-		sroce_count(sdev->stats, sroce_verdict_counter[v], 1);
-		return;
-	}
-	rx.off = pkt.hdr_len;
+	sroce_count(sdev->stats, SROCE_CNT_RX_BYTES,
+		    f->len + SROCE_ICRC_BYTES);
 	rcu_read_lock();
-	sroce_rx_pkt(sdev, &rx, &pkt);
+	sroce_rx_pkt(sdev, &rx, &f->pkt);
 	rcu_read_unlock();
 }
 

@@ -21,8 +21,8 @@ struct sroce_dev;
 
 /*
  * Where a received packet's bytes are: an skb (from a netdev, or looped
- * back by sroce_tx.c), or a frame that a requester of the same device
- * built in its own buffer and handed over directly (sroce_tx_frame()).
+ * back by sroce_tx.c), or a frame that a QP of the same device built in
+ * its own buffer and handed over directly (struct sroce_frame).
  */
 struct sroce_rxp {
 	struct sk_buff *skb;	/* NULL for a frame */
@@ -77,7 +77,8 @@ int sroce_crc_init(void);
 void sroce_crc_exit(void);
 void sroce_net_rx_local(struct sroce_dev *from, struct sock *sk,
 			struct sk_buff *skb);
-void sroce_net_rx_frame(struct sroce_dev *sdev, const u8 *frame, u32 len);
+struct sroce_frame;
+void sroce_net_rx_frame(struct sroce_dev *sdev, const struct sroce_frame *f);
 
 int sroce_net_init(void);
 void sroce_net_exit(void);

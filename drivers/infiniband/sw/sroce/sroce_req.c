@@ -409,12 +409,12 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 
 /*
  * Build the next packet of RC/UC WQE @w, from req.offset on: an skb in
- * *@skbp, or, given room for one, a frame of *@flen bytes at @frame.
+ * *@skbp, or, given room for one, frame @frame, of *@flen bytes.
  */
 static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 					struct sroce_swqe *w,
 					struct sk_buff **skbp,
-					u8 *frame, u32 *flen)
+					struct sroce_frame *frame, u32 *flen)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -494,8 +494,12 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 		frame = NULL;
 again:
 	skb = NULL;
-	buf = frame;
-	if (!frame) {
+	if (frame) {
+		/* Headers as fields: the receiver takes them as they are. */
+		if (sroce_pkt_finish(&pkt) != hdr)
+			return IB_WC_LOC_QP_OP_ERR;
+		buf = frame->buf;
+	} else {
 		/* RC packets are held (sroce_req_run()): alternate caches. */
 		skb = sroce_tx_alloc_held(sdev,
 					  hdr + (zcopy ? 0 : payload + pad),
@@ -503,10 +507,10 @@ again:
 		if (!skb)
 			return IB_WC_SUCCESS;	/* none now; the timer retries */
 		buf = skb->data;
-	}
-	if (sroce_pkt_build_hdrs(buf, hdr, &pkt) != hdr) {
-		kfree_skb(skb);
-		return IB_WC_LOC_QP_OP_ERR;
+		if (sroce_pkt_build_hdrs(buf, hdr, &pkt) != hdr) {
+			kfree_skb(skb);
+			return IB_WC_LOC_QP_OP_ERR;
+		}
 	}
 	if (zcopy) {
 		if (!sroce_req_attach(qp, w, off, skb, payload)) {
@@ -536,8 +540,11 @@ again:
 		req->offset = off + payload;
 	}
 	*skbp = skb;
-	if (!skb)
-		*flen = hdr + payload + pad;
+	if (!skb) {
+		frame->pkt = pkt;
+		frame->len = hdr + payload + pad;
+		*flen = frame->len;
+	}
 	return IB_WC_SUCCESS;
 }
 
@@ -592,12 +599,12 @@ enum sroce_req_step {
 };
 
 /*
- * One step of the requester, under qp->sq.lock.  @frame: room for a frame
- * (SROCE_FRAME_MAX bytes), whose length goes to *@flen if one is built.
+ * One step of the requester, under qp->sq.lock.  @frame: room for a frame,
+ * whose length goes to *@flen if one is built.
  */
 static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 					  struct sk_buff **skbp,
-					  u8 *frame, u32 *flen,
+					  struct sroce_frame *frame, u32 *flen,
 					  struct sroce_av *av,
 					  struct sroce_req_pos *pos)
 {
@@ -787,8 +794,7 @@ static bool sroce_req_grow(struct sroce_qp *qp)
 /* A built packet the requester holds until it knows what follows. */
 struct sroce_req_held {
 	struct sk_buff *skb;
-	u8 *frame;		/* or a frame (one of sroce_req_run()'s) */
-	u32 flen;
+	struct sroce_frame *frame;	/* or one of sroce_req_run()'s */
 	struct sroce_av av;
 	struct sroce_req_pos pos;
 };
@@ -808,7 +814,7 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	struct sroce_req *req = &qp->req;
 	struct sk_buff *skb = h->skb;
-	u8 *frame = h->frame;
+	struct sroce_frame *frame = h->frame;
 	bool local = false;
 	int err;
 
@@ -816,9 +822,13 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 		return 0;
 	h->skb = NULL;
 	h->frame = NULL;
-	if (last && rc)
-		sroce_bth_set_ack_req(skb ? skb->data : frame);
-	err = sroce_tx_qp(qp, &h->av, skb, frame, h->flen, &local);
+	if (last && rc) {
+		if (skb)
+			sroce_bth_set_ack_req(skb->data);
+		else
+			frame->pkt.bth.ack_req = true;
+	}
+	err = sroce_tx_qp(qp, &h->av, skb, frame, &local);
 	WRITE_ONCE(req->tx_local, local);
 	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
 		sroce_req_sent(qp, &h->pos, err);
@@ -841,7 +851,7 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 bool sroce_req_run(struct sroce_qp *qp)
 {
 	/* Frames: one held while the next is built (sroce_req_conn()). */
-	u8 frames[2][SROCE_FRAME_MAX] __aligned(8);
+	struct sroce_frame frames[2];
 	struct sroce_req_held held = {};
 	enum sroce_req_step step;
 	struct sroce_req_pos pos;
@@ -876,7 +886,7 @@ again:
 		skb = NULL;
 		flen = 0;
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		step = sroce_req_step(qp, &skb, frames[fslot], &flen, &av,
+		step = sroce_req_step(qp, &skb, &frames[fslot], &flen, &av,
 				      &pos);
 		/*
 		 * Nothing posted beyond this packet: it is the run's last,
@@ -903,8 +913,7 @@ again:
 			if (READ_ONCE(qp->cc.st.limited))
 				sroce_cc_tx_done(qp, skb ? skb->len : flen);
 			held.skb = skb;
-			held.frame = skb ? NULL : frames[fslot];
-			held.flen = flen;
+			held.frame = skb ? NULL : &frames[fslot];
 			held.av = av;
 			held.pos = pos;
 			if (!skb)

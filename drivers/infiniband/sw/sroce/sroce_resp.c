@@ -210,28 +210,29 @@ static void sroce_resp_ack(struct sroce_resp_out *out, u32 psn, u32 msn)
 static void sroce_resp_send_ack(struct sroce_qp *qp,
 				const struct sroce_resp_out *out)
 {
-	u8 buf[SROCE_BTH_BYTES + SROCE_AETH_BYTES + SROCE_ATMACKETH_BYTES +
-	       SROCE_ICRC_BYTES];
-	struct sroce_pkt pkt = {};
+	struct sroce_frame f;
+	struct sroce_pkt *pkt = &f.pkt;
 	bool local;
 	int len;
 
+	memset(pkt, 0, sizeof(*pkt));
 	if (out->atomic)
-		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ATOMIC_ACKNOWLEDGE;
+		pkt->bth.opcode = SROCE_OPC_RC | SROCE_OP_ATOMIC_ACKNOWLEDGE;
 	else if (out->zero_read)
-		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_READ_RESPONSE_ONLY;
+		pkt->bth.opcode = SROCE_OPC_RC | SROCE_OP_READ_RESPONSE_ONLY;
 	else
-		pkt.bth.opcode = SROCE_OPC_RC | SROCE_OP_ACKNOWLEDGE;
-	pkt.bth.pkey = 0xffff;
-	pkt.bth.dqpn = qp->attr.dest_qp_num;
-	pkt.bth.psn = out->psn;
-	pkt.aeth.syndrome = out->syndrome;
-	pkt.aeth.msn = out->msn;
-	pkt.atmack = out->orig;
-	len = sroce_pkt_build_hdrs(buf, sizeof(buf) - SROCE_ICRC_BYTES, &pkt);
+		pkt->bth.opcode = SROCE_OPC_RC | SROCE_OP_ACKNOWLEDGE;
+	pkt->bth.pkey = 0xffff;
+	pkt->bth.dqpn = qp->attr.dest_qp_num;
+	pkt->bth.psn = out->psn;
+	pkt->aeth.syndrome = out->syndrome;
+	pkt->aeth.msn = out->msn;
+	pkt->atmack = out->orig;
+	len = sroce_pkt_finish(pkt);
 	if (len <= 0)
 		return;
-	sroce_tx_qp(qp, &qp->av, NULL, buf, len, &local);
+	f.len = len;
+	sroce_tx_qp(qp, &qp->av, NULL, &f, &local);
 }
 
 /* Receive completion for the WQE held in resp state. */
@@ -861,12 +862,14 @@ static struct sroce_rdres *sroce_resp_find_read(struct sroce_resp *rs,
 
 /*
  * Build the next READ response packet under the responder lock: an skb,
- * or a frame of *@flen bytes at @frame (SROCE_FRAME_MAX bytes); NULL and
- * no frame when none is due.  Responses go out in request order.
+ * or frame @frame, of *@flen bytes; NULL and no frame when none is due.
+ * Responses go out in request order.
  */
 static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 					    struct sroce_rdres **resp,
-					    u32 *psnp, u8 *frame, u32 *flen)
+					    u32 *psnp,
+					    struct sroce_frame *frame,
+					    u32 *flen)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
@@ -928,15 +931,17 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 	if (!zcopy && hdr + len + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX &&
 	    sroce_tx_self(qp)) {
-		if (sroce_pkt_build_hdrs(frame, hdr, &pkt) != hdr)
+		if (sroce_pkt_finish(&pkt) != hdr)
 			goto drop;
 		if (len) {
-			sroce_mem_copy(mem, res->va + off, frame + hdr, len,
-				       SROCE_FROM_MEM);
-			memset(frame + hdr + len, 0, pad);
+			sroce_mem_copy(mem, res->va + off, frame->buf + hdr,
+				       len, SROCE_FROM_MEM);
+			memset(frame->buf + hdr + len, 0, pad);
 			sroce_mem_put(mem);
 		}
-		*flen = hdr + len + pad;
+		frame->pkt = pkt;
+		frame->len = hdr + len + pad;
+		*flen = frame->len;
 		return NULL;
 	}
 again:
@@ -980,7 +985,7 @@ drop:
 static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
 	struct sroce_resp *rs = &qp->resp;
-	u8 frame[SROCE_FRAME_MAX] __aligned(8);
+	struct sroce_frame frame;
 	struct sroce_rdres *res = NULL;
 	struct sk_buff *skb;
 	unsigned long flags;
@@ -995,7 +1000,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 		skb = NULL;
 		flen = 0;
 		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-			skb = sroce_resp_read_next(qp, &res, &psn, frame,
+			skb = sroce_resp_read_next(qp, &res, &psn, &frame,
 						   &flen);
 		av = qp->av;
 		sent = res ? res->sent - 1 : 0;
@@ -1017,7 +1022,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 				sroce_resp_send_ack(qp, &out);
 			return 0;
 		}
-		err = sroce_tx_qp(qp, &av, skb, frame, flen, &local);
+		err = sroce_tx_qp(qp, &av, skb, &frame, &local);
 		if (err != -ENOBUFS)
 			continue;
 		ibdev_dbg(qp->ibqp.device, "qp %u: read resp enobufs %#x+%u\n",

@@ -590,47 +590,43 @@ static void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av,
 }
 
 /*
- * sroce_tx_frame() - send a packet built in a buffer, not an skb
- * @sdev: device
- * @av: destination
- * @sport: UDP source port
- * @frame: IB headers, payload and pad, then room for the ICRC
- *         (SROCE_FRAME_MAX bytes at most); the caller's again on return
- * @len: bytes before the ICRC
- * @self: the caller saw @av's route take packets to its own address,
- *        and nothing in routing changed since (sroce_tx_genid())
- * @local: set as by sroce_tx_send_local()
+ * Send frame @f of a QP to @av.  @self: the QP saw @av's route take its
+ * packets to its own address, and nothing in routing changed since
+ * (sroce_tx_genid()).  Sets *@local as sroce_tx_send_local() does.
  *
  * A small packet from a QP to a QP of its own device costs more to put
  * in an skb, route and take apart again than to handle: the receive path
  * takes it right here, as sroce_tx_local() takes a looped-back skb, with
- * the same checks.  Without @self it goes the IP way, in an skb.
+ * its headers as fields.  Without @self its headers are written in front
+ * of the payload and it goes the IP way, in an skb.
  *
  * Return: 0 or -errno.
  */
 static int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
-			  u16 sport, u8 *frame, u32 len, bool self,
+			  u16 sport, struct sroce_frame *f, bool self,
 			  bool *local)
 {
 	struct sk_buff *skb;
 
 	if (!self || !sroce_av_to_self(av)) {
-		skb = sroce_tx_alloc(sdev, len);
+		skb = sroce_tx_alloc(sdev, f->len);
 		if (!skb) {
 			*local = false;
 			sroce_count(sdev->stats, SROCE_CNT_TX_ERRORS, 1);
 			return -ENOMEM;
 		}
-		memcpy(skb->data, frame, len);
+		/* Built by sroce_pkt_finish() from the same fields. */
+		sroce_pkt_build_hdrs(skb->data, f->pkt.hdr_len, &f->pkt);
+		memcpy(skb->data + f->pkt.hdr_len, f->buf + f->pkt.hdr_len,
+		       f->len - f->pkt.hdr_len);
 		return sroce_tx_send_local(sdev, av, sport, skb, local);
 	}
 	*local = true;
-	memset(frame + len, 0, SROCE_ICRC_BYTES);
 	sroce_count(sdev->stats, SROCE_CNT_TX_FRAMES, 1);
 	sroce_count(sdev->stats, SROCE_CNT_TX_PACKETS, 1);
-	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, len + SROCE_ICRC_BYTES);
+	sroce_count(sdev->stats, SROCE_CNT_TX_BYTES, f->len + SROCE_ICRC_BYTES);
 	local_bh_disable();
-	sroce_net_rx_frame(sdev, frame, len + SROCE_ICRC_BYTES);
+	sroce_net_rx_frame(sdev, f);
 	local_bh_enable();
 	return 0;
 }
@@ -640,9 +636,8 @@ static int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
  * @qp: RC or UC queue pair
  * @av: the packet's destination
  * @skb: the packet, from sroce_tx_alloc(), always consumed; or NULL for
- * @frame: a packet built in a buffer (sroce_tx_frame(), RC only), the
- *         caller's again on return
- * @flen: @frame's bytes before the ICRC
+ * @frame: a frame (struct sroce_frame, RC only), the caller's again on
+ *         return
  * @local: set as by sroce_tx_send_local()
  *
  * Where an RC QP's last packet went decides whether its next small ones
@@ -655,7 +650,7 @@ static int sroce_tx_frame(struct sroce_dev *sdev, const struct sroce_av *av,
  * Return: 0 or -errno.
  */
 int sroce_tx_qp(struct sroce_qp *qp, const struct sroce_av *av,
-		struct sk_buff *skb, u8 *frame, u32 flen, bool *local)
+		struct sk_buff *skb, struct sroce_frame *frame, bool *local)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	u32 genid = sroce_tx_genid(sdev, av);
@@ -665,7 +660,7 @@ int sroce_tx_qp(struct sroce_qp *qp, const struct sroce_av *av,
 	if (skb)
 		err = sroce_tx_send_local(sdev, av, sport, skb, local);
 	else
-		err = sroce_tx_frame(sdev, av, sport, frame, flen,
+		err = sroce_tx_frame(sdev, av, sport, frame,
 				     sroce_tx_self_at(qp, genid), local);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_tx_seen(qp, av, genid, *local && !err);

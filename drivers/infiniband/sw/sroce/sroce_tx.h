@@ -5,6 +5,8 @@
 
 #include <linux/types.h>
 
+#include "sroce/sroce_hdr.h"
+
 struct sk_buff;
 struct sock;
 struct sroce_dev;
@@ -24,11 +26,23 @@ struct sroce_qp;
  */
 #define SROCE_FRAME_MAX		128
 
+/*
+ * A small packet from a QP to a QP of its own device: its headers as
+ * fields (sroce_pkt_finish()), which the receiver takes as they are, and
+ * its payload in @buf after room for the headers, which are written
+ * there only if it takes the IP path after all.
+ */
+struct sroce_frame {
+	struct sroce_pkt pkt;
+	u32 len;		/* headers, payload and pad, in @buf */
+	u8 buf[SROCE_FRAME_MAX] __aligned(8);	/* and room for the ICRC */
+};
+
 bool sroce_tx_zcopy_ok(const struct sroce_dev *sdev, bool local);
 bool sroce_av_to_self(const struct sroce_av *av);
 bool sroce_tx_self(const struct sroce_qp *qp);
 int sroce_tx_qp(struct sroce_qp *qp, const struct sroce_av *av,
-		struct sk_buff *skb, u8 *frame, u32 flen, bool *local);
+		struct sk_buff *skb, struct sroce_frame *frame, bool *local);
 struct sk_buff *sroce_tx_alloc(struct sroce_dev *sdev, u32 ib_len);
 struct sk_buff *sroce_tx_alloc_held(struct sroce_dev *sdev, u32 ib_len,
 				    unsigned int slot);

@@ -264,6 +264,25 @@ static void sroce_pkt_put_ext(u8 *buf, const struct sroce_opcode_info *info,
 		sroce_put_be32(p, pkt->ieth_rkey);
 }
 
+/*
+ * The opcode entry and BTH pad of @pkt's headers, as sroce_pkt_build_hdrs()
+ * writes them: 0 or a negated verdict.
+ */
+static int sroce_pkt_layout(const struct sroce_pkt *pkt,
+			    const struct sroce_opcode_info **infop, u8 *pad)
+{
+	const struct sroce_opcode_info *info;
+
+	info = sroce_opcode_info(pkt->bth.opcode);
+	if (!info)
+		return -SROCE_ERR_OPCODE;
+	if (!(info->flags & SROCE_OPF_PAYLOAD) && pkt->payload_len)
+		return -SROCE_ERR_LEN;
+	*pad = sroce_pad_for(pkt->payload_len);
+	*infop = info;
+	return 0;
+}
+
 /**
  * sroce_pkt_build_hdrs() - encode BTH and extension headers
  * @buf: destination
@@ -283,23 +302,53 @@ int sroce_pkt_build_hdrs(u8 *buf, size_t cap, const struct sroce_pkt *pkt)
 {
 	const struct sroce_opcode_info *info;
 	struct sroce_bth bth = pkt->bth;
+	int err;
 
-	info = sroce_opcode_info(bth.opcode);
-	if (!info)
-		return -SROCE_ERR_OPCODE;
+	err = sroce_pkt_layout(pkt, &info, &bth.pad);
+	if (err)
+		return err;
 	if (!buf || cap < info->hdr_len)
 		return -SROCE_ERR_SPACE;
-	if (info->flags & SROCE_OPF_PAYLOAD) {
-		bth.pad = sroce_pad_for(pkt->payload_len);
-	} else {
-		if (pkt->payload_len)
-			return -SROCE_ERR_LEN;
-		bth.pad = 0;
-	}
 
 	memset(buf, 0, info->hdr_len);
 	sroce_bth_build(buf, &bth);
 	sroce_pkt_put_ext(buf, info, pkt);
+	return info->hdr_len;
+}
+
+/**
+ * sroce_pkt_finish() - complete @pkt as parsing its built headers would
+ * @pkt: fields as for sroce_pkt_build_hdrs()
+ *
+ * For a packet that never leaves the host as bytes (a frame, sroce_tx.c):
+ * @pkt becomes what sroce_pkt_parse() would make of the headers
+ * sroce_pkt_build_hdrs() writes from it, for the fields of the opcode's
+ * headers: info, hdr_len and the BTH pad are set, and fields are cut to
+ * their wire width, without either pass.
+ *
+ * Return: the header length (> 0), or the negated verdict:
+ * -SROCE_ERR_OPCODE or -SROCE_ERR_LEN as sroce_pkt_build_hdrs(), or
+ * -SROCE_ERR_TVER for a transport version the parser would refuse.
+ */
+int sroce_pkt_finish(struct sroce_pkt *pkt)
+{
+	const struct sroce_opcode_info *info;
+	int err;
+
+	if (pkt->bth.tver & 0xf)
+		return -SROCE_ERR_TVER;
+	err = sroce_pkt_layout(pkt, &info, &pkt->bth.pad);
+	if (err)
+		return err;
+	pkt->bth.tver = 0;
+	pkt->bth.dqpn &= 0xffffff;
+	pkt->bth.psn &= 0xffffff;
+	pkt->aeth.msn &= 0xffffff;
+	pkt->deth.sqpn &= 0xffffff;
+	pkt->feth.sel &= 0x3;
+	pkt->feth.plt &= 0xf;
+	pkt->info = info;
+	pkt->hdr_len = info->hdr_len;
 	return info->hdr_len;
 }
 
