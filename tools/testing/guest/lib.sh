@@ -184,8 +184,10 @@ slab_snapshot() {
 		{ echo 1 >&"$fd"; } 2>/dev/null
 	done
 	sleep 1
+	# Caches that follow processes' address spaces (vma_lock: one per
+	# VMA, 6.4+) move with whatever user space runs meanwhile.
 	{
-		awk 'NR > 2 && $1 !~ /^(vmap_area|anon_vma|anon_vma_chain|vm_area_struct|mm_struct)$/ {
+		awk 'NR > 2 && $1 !~ /^(vmap_area|anon_vma|anon_vma_chain|vm_area_struct|vma_lock|mm_struct)$/ {
 			print $1, $2 }' /proc/slabinfo
 		echo "vmalloc_live $(grep -vc unpurged /proc/vmallocinfo)"
 	} | sort
