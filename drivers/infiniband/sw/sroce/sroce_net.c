@@ -194,7 +194,8 @@ static void sroce_rx_pkt(struct sroce_dev *sdev, const struct sroce_rxp *rx,
 static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		     unsigned int off, unsigned int len, bool local)
 {
-	u8 buf[sizeof(struct udphdr) + SROCE_RX_HDR_COPY];
+	/* Filled before it is read: not zeroed (sroce_req_run()). */
+	u8 buf[sizeof(struct udphdr) + SROCE_RX_HDR_COPY] __uninitialized;
 	unsigned int uoff = skb_transport_offset(skb);
 	unsigned int copy = min_t(unsigned int, len, SROCE_RX_HDR_COPY);
 	struct sroce_rxp rx = { .skb = skb };

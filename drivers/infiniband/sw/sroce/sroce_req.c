@@ -125,19 +125,17 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 	struct rxe_send_wqe *r = sroce_queue_addr(q, req->fetched);
 	struct sroce_swqe *w = sroce_swqe_at(req, req->fetched);
 	size_t cap = req->swqe_size - sizeof(*w);
-	struct rxe_dma_info dma;
-	struct rxe_send_wr wr;
+	/* Each field the WQE's opcode uses is read once, nothing more. */
+	const struct rxe_send_wr *wr = &r->wr;
 	struct rxe_sge *sge;
+	u32 i, dma_len;
 	u64 len = 0;
-	u32 i;
 
-	memcpy(&wr, &r->wr, sizeof(wr));
-	memcpy(&dma, &r->dma, sizeof(dma));
 	memset(w, 0, sizeof(*w));
-	w->wr_id = wr.wr_id;
-	w->opcode = wr.opcode;
-	w->send_flags = wr.send_flags;
-	w->ex = wr.ex.invalidate_rkey;
+	w->wr_id = READ_ONCE(wr->wr_id);
+	w->opcode = READ_ONCE(wr->opcode);
+	w->send_flags = READ_ONCE(wr->send_flags);
+	w->ex = READ_ONCE(wr->ex.invalidate_rkey);
 	w->status = IB_WC_SUCCESS;
 	req->fetched = (req->fetched + 1) & q->index_mask;
 
@@ -146,20 +144,20 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
 	case SROCE_WR_ATOMIC_WRITE:
-		w->raddr = wr.wr.rdma.remote_addr;
-		w->rkey = wr.wr.rdma.rkey;
+		w->raddr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		w->raddr = wr.wr.atomic.remote_addr;
-		w->rkey = wr.wr.atomic.rkey;
-		w->compare_add = wr.wr.atomic.compare_add;
-		w->swap = wr.wr.atomic.swap;
+		w->raddr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
 		break;
 	case SROCE_WR_FLUSH: {
 		struct sroce_flush_wr f;
 
-		memcpy(&f, &wr.wr, sizeof(f));
+		memcpy(&f, &wr->wr, sizeof(f));
 		w->raddr = f.remote_addr;
 		w->rkey = f.rkey;
 		w->flush_type = f.type;
@@ -167,23 +165,23 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		break;
 	}
 	case IB_WR_BIND_MW:
-		w->mw_addr = wr.wr.mw.addr;
-		w->mw_length = wr.wr.mw.length;
-		w->mr_lkey = wr.wr.mw.mr_lkey;
-		w->rkey = wr.wr.mw.mw_rkey;
-		w->reg_key = wr.wr.mw.rkey;
-		w->reg_access = wr.wr.mw.access;
+		w->mw_addr = wr->wr.mw.addr;
+		w->mw_length = wr->wr.mw.length;
+		w->mr_lkey = wr->wr.mw.mr_lkey;
+		w->rkey = wr->wr.mw.mw_rkey;
+		w->reg_key = wr->wr.mw.rkey;
+		w->reg_access = wr->wr.mw.access;
 		break;
 	case IB_WR_REG_MR:
 		/* Only kernel QPs get here: the pointer is the kernel's. */
-		w->reg_mr = wr.wr.reg.mr;
-		w->reg_key = wr.wr.reg.key;
-		w->reg_access = wr.wr.reg.access;
+		w->reg_mr = wr->wr.reg.mr;
+		w->reg_key = wr->wr.reg.key;
+		w->reg_access = wr->wr.reg.access;
 		break;
 	default:
-		w->remote_qpn = wr.wr.ud.remote_qpn & 0xffffff;
-		w->remote_qkey = wr.wr.ud.remote_qkey;
-		w->ah_num = wr.wr.ud.ah_num;
+		w->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+		w->ah_num = wr->wr.ud.ah_num;
 		break;
 	}
 
@@ -199,31 +197,34 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		memcpy(w->data, r->dma.inline_data, sizeof(u64));
 		return;
 	}
+	dma_len = READ_ONCE(r->dma.length);
 	if (w->opcode == SROCE_WR_FLUSH) {
 		/* No local data: the length only bounds the remote range. */
-		w->length = dma.length;
+		w->length = dma_len;
 		return;
 	}
 
 	if (w->send_flags & IB_SEND_INLINE) {
-		if (dma.length > qp->sq.max_inline || dma.length > cap) {
+		if (dma_len > qp->sq.max_inline || dma_len > cap) {
 			w->status = IB_WC_LOC_LEN_ERR;
 			goto bad;
 		}
-		w->length = dma.length;
+		w->length = dma_len;
 		memcpy(w->data, r->dma.inline_data, w->length);
 		return;
 	}
-	if (dma.num_sge > qp->sq.max_sge ||
-	    dma.num_sge * sizeof(struct rxe_sge) > cap) {
+	w->num_sge = READ_ONCE(r->dma.num_sge);
+	if (w->num_sge > qp->sq.max_sge ||
+	    w->num_sge * sizeof(struct rxe_sge) > cap) {
+		w->num_sge = 0;
 		w->status = IB_WC_LOC_LEN_ERR;
 		goto bad;
 	}
-	w->num_sge = dma.num_sge;
-	memcpy(w->data, r->dma.sge, w->num_sge * sizeof(struct rxe_sge));
 	sge = (struct rxe_sge *)w->data;
-	for (i = 0; i < w->num_sge; i++)
+	for (i = 0; i < w->num_sge; i++) {
+		sge[i] = r->dma.sge[i];
 		len += sge[i].length;
+	}
 	if (len > SROCE_MAX_MSG ||
 	    (sroce_wqe_is_atomic(w) && len < sizeof(u64))) {
 		w->status = IB_WC_LOC_LEN_ERR;
@@ -409,7 +410,8 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 
 /*
  * Build the next packet of RC/UC WQE @w, from req.offset on: an skb in
- * *@skbp, or, given room for one, frame @frame, of *@flen bytes.
+ * *@skbp, or frame @frame of *@flen bytes.  The headers are filled in as
+ * @frame's fields either way (an skb gets their bytes).
  */
 static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 					struct sroce_swqe *w,
@@ -420,67 +422,68 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	u32 off = req->offset, payload = 0, npsn = 1, pad;
-	struct sroce_pkt pkt = {};
+	struct sroce_pkt *pkt = &frame->pkt;
 	enum ib_wc_status st;
 	struct sk_buff *skb;
-	bool last = true, zcopy;
+	bool last = true, zcopy, as_frame;
 	u8 *buf;
 	int hdr;
 
+	memset(pkt, 0, sizeof(*pkt));
 	switch (w->opcode) {
 	case IB_WR_RDMA_READ:
 		/* A re-issued READ asks only for what has not arrived. */
-		pkt.reth.va = w->raddr + off;
-		pkt.reth.rkey = w->rkey;
-		pkt.reth.dma_len = w->length - off;
+		pkt->reth.va = w->raddr + off;
+		pkt->reth.rkey = w->rkey;
+		pkt->reth.dma_len = w->length - off;
 		npsn = sroce_psn_dist(req->psn, w->last_psn) + 1;
 		break;
 	case SROCE_WR_FLUSH:
-		pkt.feth.sel = w->flush_level;
-		pkt.feth.plt = w->flush_type;
-		pkt.reth.va = w->raddr;
-		pkt.reth.rkey = w->rkey;
-		pkt.reth.dma_len = w->length;
+		pkt->feth.sel = w->flush_level;
+		pkt->feth.plt = w->flush_type;
+		pkt->reth.va = w->raddr;
+		pkt->reth.rkey = w->rkey;
+		pkt->reth.dma_len = w->length;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		pkt.atmeth.va = w->raddr;
-		pkt.atmeth.rkey = w->rkey;
+		pkt->atmeth.va = w->raddr;
+		pkt->atmeth.rkey = w->rkey;
 		if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
-			pkt.atmeth.swap_add = w->swap;
-			pkt.atmeth.compare = w->compare_add;
+			pkt->atmeth.swap_add = w->swap;
+			pkt->atmeth.compare = w->compare_add;
 		} else {
-			pkt.atmeth.swap_add = w->compare_add;
+			pkt->atmeth.swap_add = w->compare_add;
 		}
 		break;
 	default:
 		payload = min(qp->mtu, w->length - off);
 		last = off + payload >= w->length;
-		pkt.reth.va = w->raddr;
-		pkt.reth.rkey = w->rkey;
-		pkt.reth.dma_len = w->length;
+		pkt->reth.va = w->raddr;
+		pkt->reth.rkey = w->rkey;
+		pkt->reth.dma_len = w->length;
 		break;
 	}
 
-	pkt.bth.opcode = sroce_req_opcode(qp, w, off, last);
-	pkt.bth.se = last && (w->send_flags & IB_SEND_SOLICITED);
-	pkt.bth.pkey = 0xffff;
-	pkt.bth.dqpn = qp->attr.dest_qp_num;
-	pkt.bth.psn = req->psn;
+	pkt->bth.opcode = sroce_req_opcode(qp, w, off, last);
+	pkt->bth.se = last && (w->send_flags & IB_SEND_SOLICITED);
+	pkt->bth.pkey = 0xffff;
+	pkt->bth.dqpn = qp->attr.dest_qp_num;
+	pkt->bth.psn = req->psn;
 	/*
 	 * Ask for an ACK every so many packets; the last packet of a run
 	 * asks too (sroce_req_flush()).
 	 */
 	if (rc && ++req->since_ack >= SROCE_PKTS_PER_ACK) {
-		pkt.bth.ack_req = true;
+		pkt->bth.ack_req = true;
 		req->since_ack = 0;
 	}
-	pkt.imm = be32_to_cpu((__force __be32)w->ex);
-	pkt.ieth_rkey = w->ex;
-	pkt.payload_len = payload;
+	pkt->imm = be32_to_cpu((__force __be32)w->ex);
+	pkt->ieth_rkey = w->ex;
+	pkt->payload_len = payload;
 	pad = sroce_pad_for(payload);
 
-	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
+	hdr = sroce_opcode_info(pkt->bth.opcode)->hdr_len;
 	/*
 	 * RC payload from user MRs goes out as page fragments of the MR's
 	 * own pages: an RC buffer is the user's again only once the
@@ -489,14 +492,13 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	zcopy = rc && !pad && payload >= SROCE_ZCOPY_MIN && w->num_sge &&
 		sroce_tx_zcopy_ok(sdev, READ_ONCE(qp->req.tx_local));
 	/* A small RC packet to the QP's own address needs no skb. */
-	if (!(frame && rc && !zcopy && sroce_tx_self(qp) &&
-	      hdr + payload + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX))
-		frame = NULL;
+	as_frame = rc && !zcopy && sroce_tx_self(qp) &&
+		   hdr + payload + pad + SROCE_ICRC_BYTES <= SROCE_FRAME_MAX;
 again:
 	skb = NULL;
-	if (frame) {
+	if (as_frame) {
 		/* Headers as fields: the receiver takes them as they are. */
-		if (sroce_pkt_finish(&pkt) != hdr)
+		if (sroce_pkt_finish(pkt) != hdr)
 			return IB_WC_LOC_QP_OP_ERR;
 		buf = frame->buf;
 	} else {
@@ -507,7 +509,7 @@ again:
 		if (!skb)
 			return IB_WC_SUCCESS;	/* none now; the timer retries */
 		buf = skb->data;
-		if (sroce_pkt_build_hdrs(buf, hdr, &pkt) != hdr) {
+		if (sroce_pkt_build_hdrs(buf, hdr, pkt) != hdr) {
 			kfree_skb(skb);
 			return IB_WC_LOC_QP_OP_ERR;
 		}
@@ -541,7 +543,6 @@ again:
 	}
 	*skbp = skb;
 	if (!skb) {
-		frame->pkt = pkt;
 		frame->len = hdr + payload + pad;
 		*flen = frame->len;
 	}
@@ -791,12 +792,21 @@ static bool sroce_req_grow(struct sroce_qp *qp)
 	return true;
 }
 
+/*
+ * What a packet needs from its build to its send.  sroce_req_run() has
+ * two: one is built while the other is held.
+ */
+struct sroce_req_slot {
+	struct sroce_frame frame;	/* unless the packet is an skb */
+	struct sroce_av av;
+	struct sroce_req_pos pos;
+};
+
 /* A built packet the requester holds until it knows what follows. */
 struct sroce_req_held {
 	struct sk_buff *skb;
-	struct sroce_frame *frame;	/* or one of sroce_req_run()'s */
-	struct sroce_av av;
-	struct sroce_req_pos pos;
+	struct sroce_frame *frame;	/* or in @slot */
+	struct sroce_req_slot *slot;
 };
 
 /*
@@ -828,10 +838,10 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 		else
 			frame->pkt.bth.ack_req = true;
 	}
-	err = sroce_tx_qp(qp, &h->av, skb, frame, &local);
+	err = sroce_tx_qp(qp, &h->slot->av, skb, frame, &local);
 	WRITE_ONCE(req->tx_local, local);
 	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
-		sroce_req_sent(qp, &h->pos, err);
+		sroce_req_sent(qp, &h->slot->pos, err);
 	return err;
 }
 
@@ -850,14 +860,16 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
  */
 bool sroce_req_run(struct sroce_qp *qp)
 {
-	/* Frames: one held while the next is built (sroce_req_conn()). */
-	struct sroce_frame frames[2];
+	/*
+	 * Written before they are read: not worth zeroing on each run, as
+	 * CONFIG_INIT_STACK_ALL_ZERO (Debian's kernels) otherwise does.
+	 */
+	struct sroce_req_slot slots[2] __uninitialized;
 	struct sroce_req_held held = {};
+	struct sroce_req_slot *slot;
 	enum sroce_req_step step;
-	struct sroce_req_pos pos;
-	unsigned int fslot = 0;
+	unsigned int s = 0;
 	struct sk_buff *skb;
-	struct sroce_av av;
 	unsigned long flags;
 	bool more;
 	int budget;
@@ -886,8 +898,9 @@ again:
 		skb = NULL;
 		flen = 0;
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		step = sroce_req_step(qp, &skb, &frames[fslot], &flen, &av,
-				      &pos);
+		slot = &slots[s];
+		step = sroce_req_step(qp, &skb, &slot->frame, &flen,
+				      &slot->av, &slot->pos);
 		/*
 		 * Nothing posted beyond this packet: it is the run's last,
 		 * no need to lock again to find the next step idle.
@@ -913,11 +926,9 @@ again:
 			if (READ_ONCE(qp->cc.st.limited))
 				sroce_cc_tx_done(qp, skb ? skb->len : flen);
 			held.skb = skb;
-			held.frame = skb ? NULL : &frames[fslot];
-			held.av = av;
-			held.pos = pos;
-			if (!skb)
-				fslot ^= 1;
+			held.frame = skb ? NULL : &slot->frame;
+			held.slot = slot;
+			s ^= 1;
 			if (qp->ibqp.qp_type != IB_QPT_RC)
 				sroce_req_flush(qp, &held, false);
 		}

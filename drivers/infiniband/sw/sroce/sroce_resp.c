@@ -49,15 +49,26 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc,
 					       NULL;
 	struct sroce_wq *wq = srq ? &srq->rq : &qp->rq;
 	struct sroce_queue *q = &wq->queue;
+	const struct sroce_recv_copy *src;
 	struct ib_event ev;
 	unsigned long flags;
 	bool got = false, limit = false;
-	size_t n;
+	u32 i, max;
 
 	spin_lock_irqsave(&wq->lock, flags);
 	if (!sroce_queue_empty(q)) {
-		n = min_t(size_t, q->elem_size, size);
-		memcpy(rc, sroce_queue_consumer_addr(q), n);
+		/* SGEs that fit both the ring's slots and @rc. */
+		max = (min_t(size_t, q->elem_size, size) - sizeof(rc->wqe)) /
+		      sizeof(struct rxe_sge);
+		max = min3(max, wq->max_sge, (u32)SROCE_MAX_SGE);
+		/* The header, then only the SGEs it claims (bounded). */
+		src = sroce_queue_consumer_addr(q);
+		memcpy(&rc->wqe, &src->wqe, sizeof(rc->wqe));
+		if (rc->wqe.dma.num_sge > max)
+			rc->wqe.dma.num_sge = U32_MAX;
+		else
+			for (i = 0; i < rc->wqe.dma.num_sge; i++)
+				rc->sge[i] = src->sge[i];
 		sroce_queue_advance_consumer(q);
 		got = true;
 		/* IBTA 10.2.9.2: the armed limit fires once, then disarms. */
@@ -73,9 +84,6 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc,
 		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 	}
-	/* Bound what the (possibly user-written) copy claims. */
-	if (got && rc->wqe.dma.num_sge > min_t(u32, wq->max_sge, SROCE_MAX_SGE))
-		rc->wqe.dma.num_sge = U32_MAX;
 	return got;
 }
 
@@ -210,7 +218,7 @@ static void sroce_resp_ack(struct sroce_resp_out *out, u32 psn, u32 msn)
 static void sroce_resp_send_ack(struct sroce_qp *qp,
 				const struct sroce_resp_out *out)
 {
-	struct sroce_frame f;
+	struct sroce_frame f __uninitialized;	/* (sroce_req_run()) */
 	struct sroce_pkt *pkt = &f.pkt;
 	bool local;
 	int len;
@@ -985,11 +993,11 @@ drop:
 static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
 	struct sroce_resp *rs = &qp->resp;
-	struct sroce_frame frame;
+	struct sroce_frame frame __uninitialized;	/* (sroce_req_run()) */
 	struct sroce_rdres *res = NULL;
 	struct sk_buff *skb;
 	unsigned long flags;
-	struct sroce_av av;
+	struct sroce_av av __uninitialized;
 	struct sroce_resp_out out = {};
 	u32 psn = 0, sent, flen;
 	bool held, local;
