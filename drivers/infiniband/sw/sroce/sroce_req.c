@@ -984,8 +984,12 @@ void sroce_req_heard(struct sroce_qp *qp)
 		WRITE_ONCE(db->heard, true);
 }
 
-/* Doorbells per epoch, and epochs between tries of the other mode. */
+/*
+ * Doorbells per epoch, of which the first SROCE_DB_SETTLE are not timed,
+ * and epochs between tries of the other mode.
+ */
 #define SROCE_DB_EPOCH		64
+#define SROCE_DB_SETTLE		16
 #define SROCE_DB_PROBE		32
 /* A longer gap between doorbells is a pause: the epoch starts over. */
 #define SROCE_DB_PAUSE_NS	(1 * NSEC_PER_MSEC)
@@ -998,7 +1002,10 @@ void sroce_req_heard(struct sroce_qp *qp)
  * waits for its completions between posts (a deferred run then only adds
  * a wakeup to each), what the syscalls cost.  The better mode is kept,
  * and the other one tried again every SROCE_DB_PROBE epochs, since the
- * load changes.
+ * load changes.  The first doorbells after a switch still overlap the
+ * other mode's work in flight (a worker draining what it was given),
+ * which would flatter the new mode: the pace is timed from the
+ * SROCE_DB_SETTLE-th on.
  */
 static bool sroce_db_defer(struct sroce_db_hint *db, u64 now)
 {
@@ -1009,12 +1016,12 @@ static bool sroce_db_defer(struct sroce_db_hint *db, u64 now)
 	if (now - READ_ONCE(db->last) > SROCE_DB_PAUSE_NS)
 		rings = 0;
 	WRITE_ONCE(db->last, now);
-	if (!rings) {
+	if (rings == SROCE_DB_SETTLE) {
 		WRITE_ONCE(db->start, now);
 	} else if (rings == SROCE_DB_EPOCH) {
 		WRITE_ONCE(db->span[defer],
-			   div_u64(now - READ_ONCE(db->start), SROCE_DB_EPOCH));
-		WRITE_ONCE(db->start, now);
+			   div_u64(now - READ_ONCE(db->start),
+				   SROCE_DB_EPOCH - SROCE_DB_SETTLE));
 		rings = 0;
 		epochs = READ_ONCE(db->epochs) + 1;
 		if (!READ_ONCE(db->span[!defer]) || epochs >= SROCE_DB_PROBE) {

@@ -21,7 +21,7 @@ struct sroce_dev;
  */
 struct sroce_db_hint {
 	u64 last;		/* local_clock() at the last timed doorbell */
-	u64 start;		/* ... at the first of this epoch */
+	u64 start;		/* ... when this epoch's timing began */
 	u64 span[2];		/* ns per doorbell in the last epoch of a mode */
 	u32 rings;		/* doorbells counted in this epoch */
 	u8 defer;		/* this epoch's mode: 1 kicks the worker */
