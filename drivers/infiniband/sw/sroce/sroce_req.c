@@ -804,9 +804,8 @@ struct sroce_req_slot {
 
 /* A built packet the requester holds until it knows what follows. */
 struct sroce_req_held {
-	struct sk_buff *skb;
-	struct sroce_frame *frame;	/* or in @slot */
-	struct sroce_req_slot *slot;
+	struct sroce_req_slot *slot;	/* NULL: none held */
+	struct sk_buff *skb;		/* or NULL: @slot's frame */
 };
 
 /*
@@ -823,25 +822,27 @@ static int sroce_req_flush(struct sroce_qp *qp, struct sroce_req_held *h,
 {
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	struct sroce_req *req = &qp->req;
+	struct sroce_req_slot *slot = h->slot;
 	struct sk_buff *skb = h->skb;
-	struct sroce_frame *frame = h->frame;
+	struct sroce_frame *frame;
 	bool local = false;
 	int err;
 
-	if (!skb && !frame)
+	if (!slot)
 		return 0;
+	frame = skb ? NULL : &slot->frame;
+	h->slot = NULL;
 	h->skb = NULL;
-	h->frame = NULL;
 	if (last && rc) {
 		if (skb)
 			sroce_bth_set_ack_req(skb->data);
 		else
 			frame->pkt.bth.ack_req = true;
 	}
-	err = sroce_tx_qp(qp, &h->slot->av, skb, frame, &local);
+	err = sroce_tx_qp(qp, &slot->av, skb, frame, &local);
 	WRITE_ONCE(req->tx_local, local);
 	if (rc || qp->ibqp.qp_type == IB_QPT_UC)
-		sroce_req_sent(qp, &h->slot->pos, err);
+		sroce_req_sent(qp, &slot->pos, err);
 	return err;
 }
 
@@ -925,9 +926,8 @@ again:
 			 */
 			if (READ_ONCE(qp->cc.st.limited))
 				sroce_cc_tx_done(qp, skb ? skb->len : flen);
-			held.skb = skb;
-			held.frame = skb ? NULL : &slot->frame;
 			held.slot = slot;
+			held.skb = skb;
 			s ^= 1;
 			if (qp->ibqp.qp_type != IB_QPT_RC)
 				sroce_req_flush(qp, &held, false);
