@@ -8,43 +8,11 @@
  */
 #include <stdlib.h>
 #include "sroce/sroce_hdr.h"
+#include "../pkt_same.h"
 
 static void same_or_die(const struct sroce_pkt *a, const struct sroce_pkt *b)
 {
-	const struct sroce_opcode_info *info = a->info;
-
-	if (a->info != b->info || a->hdr_len != b->hdr_len ||
-	    a->payload_len != b->payload_len || a->bth.pad != b->bth.pad ||
-	    a->bth.opcode != b->bth.opcode || a->bth.se != b->bth.se ||
-	    a->bth.mig != b->bth.mig || a->bth.pkey != b->bth.pkey ||
-	    a->bth.fecn != b->bth.fecn || a->bth.becn != b->bth.becn ||
-	    a->bth.dqpn != b->bth.dqpn || a->bth.ack_req != b->bth.ack_req ||
-	    a->bth.psn != b->bth.psn)
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_RETH) &&
-	    memcmp(&a->reth, &b->reth, sizeof(a->reth)))
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_AETH) &&
-	    (a->aeth.syndrome != b->aeth.syndrome || a->aeth.msn != b->aeth.msn))
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_ATMETH) &&
-	    (a->atmeth.va != b->atmeth.va || a->atmeth.rkey != b->atmeth.rkey ||
-	     a->atmeth.swap_add != b->atmeth.swap_add ||
-	     a->atmeth.compare != b->atmeth.compare))
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_ATMACKETH) &&
-	    a->atmack != b->atmack)
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_IMMDT) && a->imm != b->imm)
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_IETH) &&
-	    a->ieth_rkey != b->ieth_rkey)
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_DETH) &&
-	    (a->deth.qkey != b->deth.qkey || a->deth.sqpn != b->deth.sqpn))
-		abort();
-	if (sroce_opcode_has(info, SROCE_HDR_FETH) &&
-	    (a->feth.sel != b->feth.sel || a->feth.plt != b->feth.plt))
+	if (!pkt_same(a, b))
 		abort();
 }
 

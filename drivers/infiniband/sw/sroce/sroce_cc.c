@@ -284,6 +284,7 @@ void sroce_cc_tx_done(struct sroce_qp *qp, u32 bytes)
 	unsigned long flags;
 	u64 now;
 
+	/* As in sroce_cc_tx_wait(). */
 	if (!READ_ONCE(c->st.limited) || !sroce_cc_qp_type(qp))
 		return;
 	rcu_read_lock();

@@ -410,13 +410,13 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 
 /*
  * Build the next packet of RC/UC WQE @w, from req.offset on: an skb in
- * *@skbp, or frame @frame of *@flen bytes.  The headers are filled in as
+ * *@skbp, or frame @frame (its len set).  The headers are filled in as
  * @frame's fields either way (an skb gets their bytes).
  */
 static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 					struct sroce_swqe *w,
 					struct sk_buff **skbp,
-					struct sroce_frame *frame, u32 *flen)
+					struct sroce_frame *frame)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -542,10 +542,8 @@ again:
 		req->offset = off + payload;
 	}
 	*skbp = skb;
-	if (!skb) {
+	if (!skb)
 		frame->len = hdr + payload + pad;
-		*flen = frame->len;
-	}
 	return IB_WC_SUCCESS;
 }
 
@@ -601,11 +599,11 @@ enum sroce_req_step {
 
 /*
  * One step of the requester, under qp->sq.lock.  @frame: room for a frame,
- * whose length goes to *@flen if one is built.
+ * its len 0 on entry: set if one is built.
  */
 static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 					  struct sk_buff **skbp,
-					  struct sroce_frame *frame, u32 *flen,
+					  struct sroce_frame *frame,
 					  struct sroce_av *av,
 					  struct sroce_req_pos *pos)
 {
@@ -701,7 +699,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	pos->cur = req->cur;
 	pos->offset = req->offset;
 	pos->psn = req->psn;
-	st = sroce_req_conn(qp, w, skbp, frame, flen);
+	st = sroce_req_conn(qp, w, skbp, frame);
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
@@ -709,7 +707,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 	}
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_comp_arm(qp);
-	return *skbp || *flen ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
+	return *skbp || frame->len ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
 }
 
 /**
@@ -874,7 +872,6 @@ bool sroce_req_run(struct sroce_qp *qp)
 	unsigned long flags;
 	bool more;
 	int budget;
-	u32 flen;
 
 	might_sleep();
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
@@ -886,22 +883,19 @@ again:
 	smp_mb__after_atomic();
 	budget = SROCE_REQ_BUDGET;
 	do {
-		/*
-		 * A throttled QP waits for its pace timer (sroce_cc.c); the
-		 * racy peek spares an unthrottled one two calls per packet.
-		 */
-		if (READ_ONCE(qp->cc.st.limited) && sroce_cc_tx_wait(qp))
+		/* A throttled QP waits for its pace timer (sroce_cc.c) ... */
+		if (sroce_cc_tx_wait(qp))
 			break;
 		/* ... an RC QP through a netdev, for its queues (sroce_tx.c). */
 		if (qp->ibqp.qp_type == IB_QPT_RC &&
 		    !READ_ONCE(qp->req.tx_local) && sroce_tx_throttle(qp))
 			break;
 		skb = NULL;
-		flen = 0;
-		spin_lock_irqsave(&qp->sq.lock, flags);
 		slot = &slots[s];
-		step = sroce_req_step(qp, &skb, &slot->frame, &flen,
-				      &slot->av, &slot->pos);
+		slot->frame.len = 0;
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		step = sroce_req_step(qp, &skb, &slot->frame, &slot->av,
+				      &slot->pos);
 		/*
 		 * Nothing posted beyond this packet: it is the run's last,
 		 * no need to lock again to find the next step idle.
@@ -911,7 +905,7 @@ again:
 		if (step == SROCE_REQ_IDLE && qp->req.swqe_grow &&
 		    sroce_req_grow(qp))
 			step = SROCE_REQ_AGAIN;
-		if (skb || flen) {
+		if (skb || slot->frame.len) {
 			budget--;
 			if (sroce_req_flush(qp, &held, false) == -ENOBUFS &&
 			    qp->ibqp.qp_type == IB_QPT_RC) {
@@ -924,8 +918,7 @@ again:
 			 * Paced at build time: a run that stops for its
 			 * pace (top of the loop) still sends what it holds.
 			 */
-			if (READ_ONCE(qp->cc.st.limited))
-				sroce_cc_tx_done(qp, skb ? skb->len : flen);
+			sroce_cc_tx_done(qp, skb ? skb->len : slot->frame.len);
 			held.slot = slot;
 			held.skb = skb;
 			s ^= 1;

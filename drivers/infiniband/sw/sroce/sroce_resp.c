@@ -870,14 +870,14 @@ static struct sroce_rdres *sroce_resp_find_read(struct sroce_resp *rs,
 
 /*
  * Build the next READ response packet under the responder lock: an skb,
- * or frame @frame, of *@flen bytes; NULL and no frame when none is due.
+ * or frame @frame (its len set, 0 on entry); NULL and no frame when none
+ * is due.
  * Responses go out in request order.
  */
 static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 					    struct sroce_rdres **resp,
 					    u32 *psnp,
-					    struct sroce_frame *frame,
-					    u32 *flen)
+					    struct sroce_frame *frame)
 {
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_resp *rs = &qp->resp;
@@ -949,7 +949,6 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 		}
 		frame->pkt = pkt;
 		frame->len = hdr + len + pad;
-		*flen = frame->len;
 		return NULL;
 	}
 again:
@@ -999,21 +998,20 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 	unsigned long flags;
 	struct sroce_av av __uninitialized;
 	struct sroce_resp_out out = {};
-	u32 psn = 0, sent, flen;
+	u32 psn = 0, sent;
 	bool held, local;
 	int err;
 
 	while (budget--) {
 		spin_lock_irqsave(&rs->lock, flags);
 		skb = NULL;
-		flen = 0;
+		frame.len = 0;
 		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
-			skb = sroce_resp_read_next(qp, &res, &psn, &frame,
-						   &flen);
+			skb = sroce_resp_read_next(qp, &res, &psn, &frame);
 		av = qp->av;
 		sent = res ? res->sent - 1 : 0;
 		held = false;
-		if (!skb && !flen) {
+		if (!skb && !frame.len) {
 			rs->read_busy = false;
 			held = rs->held;
 			rs->held = false;
@@ -1025,7 +1023,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 			out.orig = rs->held_orig;
 		}
 		spin_unlock_irqrestore(&rs->lock, flags);
-		if (!skb && !flen) {
+		if (!skb && !frame.len) {
 			if (held)
 				sroce_resp_send_ack(qp, &out);
 			return 0;
