@@ -191,9 +191,13 @@ static void sroce_cq_overflow(struct sroce_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/*
+ * Every field of @u is assigned, the reserved byte too: the struct has no
+ * padding, so no memset of the user-visible slot first.
+ */
 static void sroce_wc_to_uverbs(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 {
-	memset(u, 0, sizeof(*u));
+	BUILD_BUG_ON(sizeof(*u) != 48);	/* the fields below, no holes */
 	u->wr_id = wc->wr_id;
 	u->status = wc->status;
 	u->opcode = wc->opcode;
@@ -208,6 +212,7 @@ static void sroce_wc_to_uverbs(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 	u->sl = wc->sl;
 	u->dlid_path_bits = wc->dlid_path_bits;
 	u->port_num = wc->port_num;
+	u->reserved = 0;
 }
 
 /**
