@@ -400,8 +400,9 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_swqe *w,
 	struct sroce_mem *mem;
 
 	w->done = true;
-	mem = w->num_sge ? sroce_mem_get_hint(sdev, sge[0].lkey,
-					      &qp->req.mem_hint) : NULL;
+	rcu_read_lock();
+	mem = w->num_sge ? sroce_mem_find(sdev, sge[0].lkey,
+					  &qp->req.mem_hint) : NULL;
 	if (!mem || sge[0].length < sizeof(u64) ||
 	    sroce_mem_check(mem, qp->ibqp.pd, sge[0].addr, sizeof(u64),
 			    IB_ACCESS_LOCAL_WRITE)) {
@@ -410,8 +411,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_swqe *w,
 		sroce_mem_copy(mem, sge[0].addr, &orig, sizeof(orig),
 			       SROCE_TO_MEM);
 	}
-	if (mem)
-		sroce_mem_put(mem);
+	rcu_read_unlock();
 }
 
 static enum ib_wc_status sroce_nak_status(u8 code)

@@ -49,7 +49,7 @@ struct sroce_dev {
 	/* Memory objects by key index (sroce_mr.c); RCU readers. */
 	struct xarray mr_xa;
 	u32 mr_next;
-	/* Objects taken out of mr_xa so far (sroce_mem_get_hint()). */
+	/* Objects taken out of mr_xa so far (sroce_mem_find()). */
 	atomic64_t mr_gone;
 	/* Address vectors by AH number (sroce_av.c); RCU readers. */
 	struct xarray ah_xa;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Memory registration.  Context: the verbs run in process context;
- * sroce_mem_get()/put() in any context.
+ * sroce_mem_get()/put() in any context, sroce_mem_find*() in any context
+ * under rcu_read_lock().
  *
  * Keys: index << 8 | key byte (IBTA 10.6.4: the low 8 bits are the
  * consumer-owned "key" part a fast registration may change).  lkey and rkey
@@ -94,15 +95,19 @@ static void sroce_mem_unpublish(struct sroce_dev *sdev, struct sroce_mem *mem)
 static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	sroce_mem_unpublish(sdev, &mr->mem);
-	/* Wait for data-path users, then release what they touched. */
+	/*
+	 * Data-path users hold no reference (sroce_mem_find()): the grace
+	 * period waits for those that found the MR before it left the table.
+	 * Then the counted holders, and only then do the pages go.
+	 */
+	synchronize_rcu();
 	if (!refcount_dec_and_test(&mr->mem.ref))
 		wait_for_completion(&mr->mem.released);
 	kvfree(mr->mem.upages);
 	if (mr->mem.umem)
 		ib_umem_release(mr->mem.umem);
 	kfree(mr->mem.pages);
-	/* A lookup may still hold the pointer between load and get. */
-	kfree_rcu(mr, rcu);
+	kfree(mr);
 }
 
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -240,70 +245,72 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 /*
  * What every lookup checks of the object it found, under RCU: the whole
- * key (the key byte that fast registration and binding change, too) and
- * that the object is not going.
+ * key (the key byte that fast registration and binding change, too).
  */
-static struct sroce_mem *sroce_mem_pin(struct sroce_mem *mem, u32 key)
+static bool sroce_mem_key_ok(const struct sroce_mem *mem, u32 key)
 {
-	if (mem && READ_ONCE(mem->lkey) == key &&
-	    refcount_inc_not_zero(&mem->ref))
-		return mem;
-	return NULL;
+	return mem && READ_ONCE(mem->lkey) == key;
 }
 
 /**
  * sroce_mem_get() - find a valid memory object by lkey/rkey and pin it
  * @sdev: device
- * @key: the key from a work request or a packet (peer-controlled)
+ * @key: the key from a work request
+ *
+ * For a holder that may outlive an RCU read-side section; the data path
+ * uses sroce_mem_find().
  *
  * Return: the object with a reference, or NULL.
  */
-struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
+static struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key)
 {
 	struct sroce_mem *mem;
 
 	rcu_read_lock();
-	mem = sroce_mem_pin(xa_load(&sdev->mr_xa, key >> 8), key);
+	mem = xa_load(&sdev->mr_xa, key >> 8);
+	if (!sroce_mem_key_ok(mem, key) || !refcount_inc_not_zero(&mem->ref))
+		mem = NULL;
 	rcu_read_unlock();
 	return mem;
 }
 
 /**
- * sroce_mem_get_hint() - sroce_mem_get(), trying the caller's last object
+ * sroce_mem_find() - find a memory object by lkey/rkey for one access
  * @sdev: device
- * @key: the key
- * @hint: the caller's, updated with what was found
+ * @key: the key (peer-controlled in a packet)
+ * @hint: the caller's last lookup, updated with what was found
  *
- * A hint taken before no object left the table is still a live object
- * under RCU: whoever frees one first bumps mr_gone, then waits a grace
- * period (this section) before it frees.  Either way the object gets the
- * table path's checks (sroce_mem_pin()).
+ * Context: under rcu_read_lock(); the object stays usable until the
+ * caller leaves that section (deregistration waits a grace period after
+ * unpublishing).  No reference is taken.
  *
- * Return: the object with a reference, or NULL.
+ * A hint taken before no object left the table is still a live object:
+ * whoever frees one first bumps mr_gone, then waits a grace period.
+ * Either way the whole key is checked.
+ *
+ * Return: the object, or NULL.
  */
-struct sroce_mem *sroce_mem_get_hint(struct sroce_dev *sdev, u32 key,
-				     struct sroce_mem_hint *hint)
+struct sroce_mem *sroce_mem_find(struct sroce_dev *sdev, u32 key,
+				 struct sroce_mem_hint *hint)
 {
 	struct sroce_mem *mem;
 	u64 gone;
 
-	rcu_read_lock();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "sroce_mem_find() without RCU");
 	gone = atomic64_read_acquire(&sdev->mr_gone);
 	if (hint->mem && hint->key == key && hint->gone == gone)
 		mem = hint->mem;
 	else
 		mem = xa_load(&sdev->mr_xa, key >> 8);
-	mem = sroce_mem_pin(mem, key);
-	if (mem) {
-		hint->mem = mem;
-		hint->key = key;
-		hint->gone = gone;
-	}
-	rcu_read_unlock();
+	if (!sroce_mem_key_ok(mem, key))
+		return NULL;
+	hint->mem = mem;
+	hint->key = key;
+	hint->gone = gone;
 	return mem;
 }
 
-void sroce_mem_put(struct sroce_mem *mem)
+static void sroce_mem_put(struct sroce_mem *mem)
 {
 	if (refcount_dec_and_test(&mem->ref))
 		complete(&mem->released);
@@ -311,7 +318,7 @@ void sroce_mem_put(struct sroce_mem *mem)
 
 /**
  * sroce_mem_check() - may @len bytes at @iova be accessed through @mem?
- * @mem: memory object (from sroce_mem_get())
+ * @mem: memory object (from sroce_mem_find() or sroce_mem_get())
  * @pd: the PD of the QP doing the access
  * @iova: start address (peer-controlled for remote access)
  * @len: length
@@ -379,7 +386,7 @@ static void *sroce_mem_map(struct sroce_mem *mem, u64 iova, u32 *contig,
 
 /**
  * sroce_mem_copy() - copy between registered memory and a kernel buffer
- * @mem: the memory, pinned by sroce_mem_get()
+ * @mem: the memory, found by sroce_mem_find() (or referenced)
  * @iova: start address, checked with sroce_mem_check()
  * @buf: kernel buffer
  * @len: bytes
@@ -411,7 +418,7 @@ void sroce_mem_copy(struct sroce_mem *mem, u64 iova, void *buf, u32 len,
 
 /**
  * sroce_mem_from_rxp() - copy packet payload into registered memory
- * @mem: the memory, pinned and checked for @iova..@iova+@len
+ * @mem: the memory, found and checked for @iova..@iova+@len
  * @iova: destination address
  * @rx: the packet
  * @off: payload offset of the first byte
@@ -446,7 +453,7 @@ int sroce_mem_from_rxp(struct sroce_mem *mem, u64 iova,
 
 /**
  * sroce_mem_to_skb() - attach registered memory to a packet, uncopied
- * @mem: user memory, pinned by sroce_mem_get() and checked for
+ * @mem: user memory, found by sroce_mem_find() and checked for
  *       @iova..@iova+@len
  * @iova: first byte
  * @skb: the packet: its pages become page fragments, each referenced
@@ -500,24 +507,26 @@ __sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 		 int access, struct sroce_mem_hint *hint,
 		 sroce_sge_step_t step, void *arg)
 {
+	struct sroce_mem_hint none = {};
 	struct sroce_mem *mem;
 	u32 i, n;
 	int err;
 
+	if (!hint)
+		hint = &none;
 	for (i = 0; i < num_sge && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;
 			continue;
 		}
 		n = min(len, sge[i].length - off);
-		mem = hint ? sroce_mem_get_hint(sdev, sge[i].lkey, hint) :
-			     sroce_mem_get(sdev, sge[i].lkey);
-		if (!mem)
-			return IB_WC_LOC_PROT_ERR;
-		err = sroce_mem_check(mem, pd, sge[i].addr + off, n, access);
+		rcu_read_lock();
+		mem = sroce_mem_find(sdev, sge[i].lkey, hint);
+		err = mem ? sroce_mem_check(mem, pd, sge[i].addr + off, n,
+					    access) : -EACCES;
 		if (!err)
 			err = step(mem, sge[i].addr + off, n, arg);
-		sroce_mem_put(mem);
+		rcu_read_unlock();
 		if (err)
 			return IB_WC_LOC_PROT_ERR;
 		len -= n;
@@ -535,9 +544,10 @@ __sroce_sge_walk(struct sroce_dev *sdev, struct ib_pd *pd,
  * @off: message offset of the first byte
  * @len: bytes
  * @access: IB_ACCESS_* bits each lkey must grant (0 to read)
- * @hint: the caller's last lookup (sroce_mem_get_hint()), or NULL
- * @step: called for each piece with its memory, pinned and checked for
- *        exactly the bytes visited; non-zero stops the walk
+ * @hint: the caller's last lookup (sroce_mem_find()), or NULL
+ * @step: called for each piece with its memory, checked for exactly the
+ *        bytes visited, under rcu_read_lock() (it must not sleep);
+ *        non-zero stops the walk
  * @arg: passed to @step
  *
  * Every sender gather, receive scatter and zero-copy attach goes through
@@ -640,7 +650,7 @@ enum ib_wc_status sroce_sge_copy(struct sroce_dev *sdev, struct ib_pd *pd,
 
 /**
  * sroce_mem_atomic() - IBTA 9.4.5 atomic operation on one aligned 64-bit word
- * @mem: the memory, pinned and checked for @iova..@iova+8
+ * @mem: the memory, found and checked for @iova..@iova+8
  * @iova: 8-byte aligned address
  * @cmp_swap: compare & swap (else fetch & add)
  * @cmp_add: compare value, or the addend
@@ -754,7 +764,7 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 }
 
 /**
- * sroce_mem_get_remote() - resolve an R_Key for a remote access
+ * sroce_mem_find_remote() - resolve an R_Key for a remote access
  * @sdev: device
  * @rkey: the R_Key of the request
  * @pd: protection domain of the QP the request came through
@@ -762,30 +772,30 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
  * @va: first byte accessed
  * @len: bytes accessed (> 0)
  * @access: IB_ACCESS_REMOTE_* needed
- * @hint: the caller's last lookup (sroce_mem_get_hint())
+ * @hint: the caller's last lookup (sroce_mem_find())
  *
  * An MR key is checked directly; a memory window key is checked against
  * the window (state, PD, QP for type 2, access, bounds) and resolves to
  * the MR it is bound to, which the caller then uses at the same address.
  *
- * Return: the memory to access, referenced, or NULL (an access error).
+ * Context: under rcu_read_lock(), as sroce_mem_find().  A window's MR
+ * cannot be deregistered while bound (num_mw), and once unbound its
+ * deregistration waits for this section.
+ *
+ * Return: the memory to access, or NULL (an access error).
  */
-struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
-				       struct ib_pd *pd, u32 qpn, u64 va,
-				       u32 len, int access,
-				       struct sroce_mem_hint *hint)
+struct sroce_mem *sroce_mem_find_remote(struct sroce_dev *sdev, u32 rkey,
+					struct ib_pd *pd, u32 qpn, u64 va,
+					u32 len, int access,
+					struct sroce_mem_hint *hint)
 {
-	struct sroce_mem *mem = sroce_mem_get_hint(sdev, rkey, hint), *mr = NULL;
+	struct sroce_mem *mem = sroce_mem_find(sdev, rkey, hint), *mr = NULL;
 	unsigned long flags;
 
 	if (!mem)
 		return NULL;
-	if (mem->type != SROCE_MEM_MW) {
-		if (!sroce_mem_check(mem, pd, va, len, access))
-			return mem;
-		sroce_mem_put(mem);
-		return NULL;
-	}
+	if (mem->type != SROCE_MEM_MW)
+		return sroce_mem_check(mem, pd, va, len, access) ? NULL : mem;
 	spin_lock_irqsave(&mem->mw_lock, flags);
 	if (READ_ONCE(mem->state) == SROCE_MEM_VALID && mem->mw_mr &&
 	    mem->pd == pd &&
@@ -793,10 +803,8 @@ struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
 	    (mem->access & access) == access && va >= mem->iova &&
 	    len <= mem->length && va - mem->iova <= mem->length - len) {
 		mr = mem->mw_mr;
-		refcount_inc(&mr->ref);	/* the window holds one already */
 	}
 	spin_unlock_irqrestore(&mem->mw_lock, flags);
-	sroce_mem_put(mem);
 	return mr;
 }
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Memory regions.  struct sroce_mem is the data path's object, separate
- * from ib_mr: it is found by key under RCU and pinned with a reference for
- * the duration of one access; deregistration unpublishes it and waits for
- * those references to drain before the pages go.
+ * from ib_mr.  Packets and work requests find it by key and use it inside
+ * one RCU read-side section, taking no reference: a message writes nothing
+ * shared with the MR's other users (in a ping-pong the sender's gather and
+ * the receiver's scatter of one buffer run on different CPUs).
+ * Deregistration unpublishes the key and lets a grace period pass before
+ * the pages go.  Verbs-side holders (window bindings, bind and invalidate
+ * work requests) keep a counted reference, which it also waits for.
  */
 #ifndef SROCE_MR_H
 #define SROCE_MR_H
@@ -65,7 +69,6 @@ struct sroce_mr {
 	struct ib_mr ibmr;
 	struct sroce_mem mem;
 	u64 ustart;		/* user address it was registered at */
-	struct rcu_head rcu;
 };
 
 static inline struct sroce_mr *to_sroce_mr(struct ib_mr *ibmr)
@@ -89,7 +92,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
  * The last object a caller found, for one that looks up the same key
  * packet after packet (a requester gathering from one buffer).  Owned by
  * that caller; valid only while no object has left the key table since
- * (sroce_mem_get_hint()).  Zeroed: empty.
+ * (sroce_mem_find()).  Zeroed: empty.
  */
 struct sroce_mem_hint {
 	struct sroce_mem *mem;
@@ -97,10 +100,8 @@ struct sroce_mem_hint {
 	u32 key;
 };
 
-struct sroce_mem *sroce_mem_get(struct sroce_dev *sdev, u32 key);
-struct sroce_mem *sroce_mem_get_hint(struct sroce_dev *sdev, u32 key,
-				     struct sroce_mem_hint *hint);
-void sroce_mem_put(struct sroce_mem *mem);
+struct sroce_mem *sroce_mem_find(struct sroce_dev *sdev, u32 key,
+				 struct sroce_mem_hint *hint);
 
 enum sroce_copy_dir {
 	SROCE_TO_MEM,		/* buffer -> registered memory */
@@ -137,10 +138,10 @@ u64 sroce_mem_atomic(struct sroce_mem *mem, u64 iova, bool cmp_swap,
 int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access);
 int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			 u32 qpn, bool remote);
-struct sroce_mem *sroce_mem_get_remote(struct sroce_dev *sdev, u32 rkey,
-				       struct ib_pd *pd, u32 qpn, u64 va,
-				       u32 len, int access,
-				       struct sroce_mem_hint *hint);
+struct sroce_mem *sroce_mem_find_remote(struct sroce_dev *sdev, u32 rkey,
+					struct ib_pd *pd, u32 qpn, u64 va,
+					u32 len, int access,
+					struct sroce_mem_hint *hint);
 
 struct sroce_mw {
 	struct ib_mw ibmw;

@@ -359,13 +359,14 @@ static void sroce_resp_send(struct sroce_qp *qp, const struct sroce_rxp *rx,
 
 /*
  * Resolve @rkey (MR or window) for @access over [va, va + len).  Under
- * the responder lock, which also guards its lookup hint.
+ * the responder lock, which also guards its lookup hint, and under
+ * rcu_read_lock(), which keeps the result usable (sroce_mem_find()).
  */
 static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 					 u64 va, u32 len, int access)
 {
 	lockdep_assert_held(&qp->resp.lock);
-	return sroce_mem_get_remote(to_sroce_dev(qp->ibqp.device), rkey,
+	return sroce_mem_find_remote(to_sroce_dev(qp->ibqp.device), rkey,
 				    qp->ibqp.pd, qp->ibqp.qp_num, va, len,
 				    access, &qp->resp.mem_hint);
 }
@@ -430,13 +431,12 @@ static void sroce_resp_write(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		goto access;
 	if (len) {
+		rcu_read_lock();
 		mem = sroce_resp_rkey(qp, rs->rkey, rs->va + rs->offset, len,
 				      IB_ACCESS_REMOTE_WRITE);
-		if (!mem)
-			goto access;
-		err = sroce_mem_from_rxp(mem, rs->va + rs->offset, rx, 0,
-					 len);
-		sroce_mem_put(mem);
+		err = mem ? sroce_mem_from_rxp(mem, rs->va + rs->offset, rx,
+					       0, len) : -EACCES;
+		rcu_read_unlock();
 		if (err)
 			goto access;
 	}
@@ -509,11 +509,12 @@ static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
 		goto access;
 	if (len) {
+		rcu_read_lock();
 		mem = sroce_resp_rkey(qp, pkt->reth.rkey, pkt->reth.va, len,
 				      IB_ACCESS_REMOTE_READ);
+		rcu_read_unlock();
 		if (!mem)
 			goto access;
-		sroce_mem_put(mem);
 	}
 	res = sroce_resp_new_res(rs);
 	res->kind = SROCE_KIND_READ_REQ;
@@ -549,17 +550,20 @@ static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
+	rcu_read_lock();
 	mem = sroce_resp_rkey(qp, a->rkey, a->va, sizeof(u64),
 			      IB_ACCESS_REMOTE_ATOMIC);
-	if (!mem)
+	if (!mem) {
+		rcu_read_unlock();
 		goto access;
+	}
 	orig = sroce_mem_atomic(mem, a->va,
 				(pkt->bth.opcode & 0x1f) ==
 				SROCE_OP_COMPARE_SWAP,
 				(pkt->bth.opcode & 0x1f) ==
 				SROCE_OP_COMPARE_SWAP ? a->compare :
 				a->swap_add, a->swap_add);
-	sroce_mem_put(mem);
+	rcu_read_unlock();
 
 	res = sroce_resp_new_res(rs);
 	res->kind = SROCE_KIND_ATOMIC;
@@ -593,13 +597,15 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
+	rcu_read_lock();
 	mem = sroce_resp_rkey(qp, pkt->reth.rkey, va, sizeof(val),
 			      IB_ACCESS_REMOTE_WRITE);
+	/* Aligned and inside one page: a single 64-bit store. */
+	if (mem)
+		sroce_mem_copy(mem, va, &val, sizeof(val), SROCE_TO_MEM);
+	rcu_read_unlock();
 	if (!mem)
 		goto access;
-	/* Aligned and inside one page: a single 64-bit store. */
-	sroce_mem_copy(mem, va, &val, sizeof(val), SROCE_TO_MEM);
-	sroce_mem_put(mem);
 	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
 	rs->msn = sroce_msn_add(rs->msn, 1);
 	sroce_resp_ack(out, pkt->bth.psn, rs->msn);
@@ -640,22 +646,19 @@ static void sroce_resp_flush(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	/* The QP must allow the placement type, as for READ and WRITE. */
 	if ((qp->attr.qp_access_flags & access) != access)
 		goto access;
+	rcu_read_lock();
 	if (sel == SROCE_FLUSH_MR) {
 		/* Address and length are ignored: check the key's start. */
-		mem = sroce_mem_get(sdev, pkt->reth.rkey);
-		if (!mem)
-			goto access;
-		va = mem->iova;
+		mem = sroce_mem_find(sdev, pkt->reth.rkey, &rs->mem_hint);
+		va = mem ? mem->iova : 0;
 		len = 1;
-		sroce_mem_put(mem);
 	}
 	/* As for a READ or WRITE, a zero-length range checks no key. */
-	if (len) {
-		mem = sroce_resp_rkey(qp, pkt->reth.rkey, va, len, access);
-		if (!mem)
-			goto access;
-		sroce_mem_put(mem);
-	}
+	mem = len ? sroce_resp_rkey(qp, pkt->reth.rkey, va, len, access) :
+		    NULL;
+	rcu_read_unlock();
+	if (len && !mem)
+		goto access;
 	/* Earlier requests' stores before the answer that vouches for them. */
 	wmb();
 	rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
@@ -930,6 +933,7 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 
 	hdr = sroce_opcode_info(pkt.bth.opcode)->hdr_len;
 	/* Checked at request time; the MR may have gone since. */
+	rcu_read_lock();
 	mem = len ? sroce_resp_rkey(qp, res->rkey, res->va + off, len,
 				    IB_ACCESS_REMOTE_READ) : NULL;
 	if (len && !mem)
@@ -945,8 +949,8 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 			sroce_mem_copy(mem, res->va + off, frame->buf + hdr,
 				       len, SROCE_FROM_MEM);
 			memset(frame->buf + hdr + len, 0, pad);
-			sroce_mem_put(mem);
 		}
+		rcu_read_unlock();
 		frame->pkt = pkt;
 		frame->len = hdr + len + pad;
 		return NULL;
@@ -954,8 +958,7 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 again:
 	skb = sroce_tx_alloc(sdev, hdr + (zcopy ? 0 : len + pad));
 	if (!skb) {
-		if (mem)
-			sroce_mem_put(mem);
+		rcu_read_unlock();
 		return NULL;	/* the requester's timer asks again */
 	}
 	if (sroce_pkt_build_hdrs(skb->data, hdr, &pkt) != hdr)
@@ -972,12 +975,10 @@ again:
 			       SROCE_FROM_MEM);
 		memset(skb->data + hdr + len, 0, pad);
 	}
-	if (mem)
-		sroce_mem_put(mem);
+	rcu_read_unlock();
 	return skb;
 drop:
-	if (mem)
-		sroce_mem_put(mem);
+	rcu_read_unlock();
 	sroce_rdres_set_sent(rs, res, res->npkts);
 	kfree_skb(skb);
 	return NULL;
