@@ -99,8 +99,11 @@ static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 	 * Data-path users hold no reference (sroce_mem_find()): the grace
 	 * period waits for those that found the MR before it left the table.
 	 * Then the counted holders, and only then do the pages go.
+	 * Expedited: applications deregister in bulk (registration caches,
+	 * teardown), and a normal grace period took 15 ms per MR in a
+	 * 2-vCPU guest, against 0.06 ms expedited.
 	 */
-	synchronize_rcu();
+	synchronize_rcu_expedited();
 	if (!refcount_dec_and_test(&mr->mem.ref))
 		wait_for_completion(&mr->mem.released);
 	kvfree(mr->mem.upages);
@@ -845,8 +848,11 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	unsigned long flags;
 
 	sroce_mem_unpublish(sdev, mem);
-	/* ib_core frees the window on return: no lookup may still see it. */
-	synchronize_rcu();
+	/*
+	 * ib_core frees the window on return: no lookup may still see it.
+	 * Expedited, as for an MR (sroce_mr_free()).
+	 */
+	synchronize_rcu_expedited();
 	if (!refcount_dec_and_test(&mem->ref))
 		wait_for_completion(&mem->released);
 	spin_lock_irqsave(&mem->mw_lock, flags);
