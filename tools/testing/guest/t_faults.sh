@@ -10,6 +10,8 @@
 #     delivery once receives appear; with rnr_retry 1, RNR_RETRY_EXC_ERR;
 #   - kill -9 of a process with QPs, MRs and traffic in flight: the other
 #     side's requester fails with RETRY_EXC_ERR and its QP errors;
+#   - an MR deregistered while RDMA WRITEs stream into it: no byte changes
+#     once the deregistration returned, the writer gets REM_ACCESS_ERR;
 #   - `rdma link delete`, `ip link del` of the netdev and `rmmod sroce`
 #     mid-transfer: the command completes, the processes see their device
 #     go and exit, and a new device works;
@@ -235,6 +237,32 @@ check "kill -9: survivor ran to the end" grep -q 'done$' /tmp/peer_kill/survivor
 	tail -n 5 /tmp/peer_kill/survivor.out | sed 's/^/# /'
 check "kill -9: the victim's context, QPs and MRs are gone" \
 	wait_until 20 no_user_objects sroce_a
+
+# --- an MR deregistered while WRITEs stream into it ------------------------
+# Three rounds: the deregistration meets the placement at another point
+# each time (rc_mr_race.py).
+for r in 1 2 3; do
+	rm -rf /tmp/mr_race && mkdir /tmp/mr_race
+	in_ns na timeout 200 python3 "$HERE/rc_mr_race.py" writer sroce_a \
+		c612:0001 /tmp/mr_race >/tmp/mr_race/writer.out 2>&1 &
+	wpid=$!
+	in_ns nb timeout 200 python3 "$HERE/rc_mr_race.py" owner sroce_b \
+		c612:0002 /tmp/mr_race >/tmp/mr_race/owner.out 2>&1
+	wait "$wpid"
+	for who in owner writer; do
+		while IFS= read -r line; do
+			case $line in
+			"ok - "*) ok "dereg race $r: ${line#ok - }" ;;
+			"not ok - "*) not_ok "dereg race $r: ${line#not ok - }" ;;
+			esac
+		done </tmp/mr_race/$who.out
+		check "dereg race $r: $who ran to the end" \
+			grep -q 'done$' /tmp/mr_race/$who.out ||
+			tail -n 5 /tmp/mr_race/$who.out | sed 's/^/# /'
+	done
+done
+check "dereg race: the processes' contexts and MRs are gone" \
+	wait_until 20 eval "no_user_objects sroce_a && no_user_objects sroce_b"
 
 # --- rdma link delete mid-transfer -------------------------------------------
 long_transfer
