@@ -89,7 +89,7 @@ static void sroce_qp_reset_transport(struct sroce_qp *qp)
 	req->rnr_wait = false;
 	req->gap_set = false;
 	/* A new connection may go elsewhere: its first packet finds out. */
-	WRITE_ONCE(req->self_gen, 0);
+	WRITE_ONCE(qp->self_gen, 0);
 	rs->epsn = 0;
 	rs->msn = 0;
 	rs->cur_kind = 0xff;

@@ -115,13 +115,6 @@ struct sroce_req {
 	u32 since_ack;		/* packets sent since the last AckReq */
 	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */
-	/*
-	 * The routing generation, plus one, in which the QP's packets last
-	 * went to its own address (0: they did not, or not known yet); a
-	 * match lets small ones go as frames (sroce_tx_self()).  One word:
-	 * requester and responder both write it, anything may read it.
-	 */
-	u32 self_gen;
 	u8 tx_slot;		/* sroce_tx_alloc_held()'s, of the last packet */
 	u8 retry;		/* remaining retries (retry_cnt) */
 	u8 rnr_retry;		/* remaining RNR retries (7: infinite) */
@@ -241,8 +234,8 @@ struct sroce_wq {
  * the poster's CPU and its responder on whichever CPU handles the peer's
  * packets (the peer's, for a loopback): fields written on one side and
  * read or written on the other should not share a cache line.  The first
- * block changes only with the state (verbs), then the sender's and the
- * receiver's.  1.5 KiB on both target kernels: the 2 KiB slab object it
+ * block changes only with the state (verbs) or a route (self_gen), then
+ * the sender's and the receiver's.  1.5 KiB on both target kernels: the 2 KiB slab object it
  * had before.
  */
 struct sroce_qp {
@@ -255,6 +248,14 @@ struct sroce_qp {
 	bool user;
 	bool sq_sig_all;
 	u32 mtu;		/* path MTU in bytes (RC/UC) */
+	/*
+	 * The routing generation, plus one, in which the QP's packets last
+	 * went to its own address (0: they did not, or not known yet); a
+	 * match lets small ones go as frames (sroce_tx_self()).  One word:
+	 * requester and responder both write it, only when it changes, and
+	 * both read it per packet: here, not among either side's fields.
+	 */
+	u32 self_gen;
 	struct sroce_db_hint *db;	/* user QPs: their context's */
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;

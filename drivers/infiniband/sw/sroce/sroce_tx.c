@@ -557,7 +557,7 @@ static u32 sroce_tx_genid(const struct sroce_dev *sdev,
 /* sroce_tx_self() in routing generation @genid, read by the caller. */
 static bool sroce_tx_self_at(const struct sroce_qp *qp, u32 genid)
 {
-	return READ_ONCE(qp->req.self_gen) == genid + 1;
+	return READ_ONCE(qp->self_gen) == genid + 1;
 }
 
 /**
@@ -585,8 +585,8 @@ static void sroce_tx_seen(struct sroce_qp *qp, const struct sroce_av *av,
 	u32 gen = local && sroce_av_to_self(av) ? genid + 1 : 0;
 
 	/* Written only when it changes: one cache line for both sides. */
-	if (READ_ONCE(qp->req.self_gen) != gen)
-		WRITE_ONCE(qp->req.self_gen, gen);
+	if (READ_ONCE(qp->self_gen) != gen)
+		WRITE_ONCE(qp->self_gen, gen);
 }
 
 /*
