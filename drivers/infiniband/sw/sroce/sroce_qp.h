@@ -33,7 +33,6 @@ enum {
 	SROCE_QP_REQ_RUNNING,	/* an instance of sroce_req_run() is active */
 	SROCE_QP_REQ_PENDING,	/* the requester has work to look at */
 	SROCE_QP_DYING,		/* no more timers or work (destroy/reset) */
-	SROCE_QP_READ_RUNNING,	/* READ responses are being sent */
 };
 
 /* Outstanding request PSNs a requester lets fly before waiting for ACKs. */
@@ -169,7 +168,12 @@ static inline bool sroce_rdres_unsent(const struct sroce_rdres *res)
 
 /* Responder state, under qp->resp.lock. */
 struct sroce_resp {
-	spinlock_t lock;	/* all of struct sroce_resp */
+	spinlock_t lock;	/* all of struct sroce_resp but read_running */
+	/*
+	 * Bit 0: a context is sending READ responses (sroce_resp.c), taken
+	 * without the lock.  Here, not in qp->flags: the receiver's own line.
+	 */
+	unsigned long read_running;
 	struct sroce_mem_hint mem_hint;	/* last R_Key or receive lkey */
 	u32 epsn;		/* expected PSN */
 	u32 msn;		/* messages completed */

@@ -988,7 +988,7 @@ drop:
  * Send up to @budget READ response packets of @qp.  Return: 0 when none
  * is left (a held ACK went out), 1 when the budget ran out first,
  * -ENOBUFS when the IP layer refused one (it is sent again later).
- * The caller owns SROCE_QP_READ_RUNNING: responses go out in order.
+ * The caller owns resp.read_running: responses go out in order.
  */
 static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 {
@@ -1072,9 +1072,9 @@ static int sroce_resp_read_run(struct sroce_qp *qp, int budget)
 {
 	int r = 1;
 
-	if (!test_and_set_bit(SROCE_QP_READ_RUNNING, &qp->flags)) {
+	if (!test_and_set_bit(0, &qp->resp.read_running)) {
 		r = sroce_resp_read_burst(qp, budget);
-		clear_bit(SROCE_QP_READ_RUNNING, &qp->flags);
+		clear_bit(0, &qp->resp.read_running);
 	}
 	if (r)
 		sroce_resp_read_defer(qp);
