@@ -299,7 +299,7 @@ struct sroce_mem *sroce_mem_find(struct sroce_dev *sdev, u32 key,
 	struct sroce_mem *mem;
 	u64 gone;
 
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "sroce_mem_find() without RCU");
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "MR lookup outside RCU");
 	gone = atomic64_read_acquire(&sdev->mr_gone);
 	if (hint->mem && hint->key == key && hint->gone == gone)
 		mem = hint->mem;
