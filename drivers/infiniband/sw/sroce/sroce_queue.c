@@ -42,6 +42,7 @@ int sroce_queue_init(struct sroce_queue *q, u32 num_elem, size_t elem_size,
 	q->index_mask = slots - 1;
 	q->dir = dir;
 	q->own = 0;
+	q->peer = 0;
 	q->mmap = NULL;
 	q->buf_size = sizeof(*q->buf) + (size_t)slots * q->elem_size;
 

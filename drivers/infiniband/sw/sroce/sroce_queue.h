@@ -40,6 +40,15 @@ struct sroce_queue {
 	enum sroce_queue_dir dir;
 	/* Kernel-owned index (producer or consumer, per dir), never read back. */
 	u32 own;
+	/*
+	 * The peer's index as last read (masked), for sroce_queue_full() and
+	 * sroce_queue_next(): the other side writes that line on its own
+	 * CPU, and a ping-pong would move it here and back per element.
+	 * Behind the real index at worst: the ring looks fuller (producer)
+	 * or emptier (consumer) than it is, and only then is it read again.
+	 * Under the queue's lock, as @own.
+	 */
+	u32 peer;
 	/* Set for queues mapped to user space; owns the buffer then. */
 	struct sroce_mmap_entry *mmap;
 };
@@ -84,10 +93,25 @@ static inline u32 sroce_queue_count(const struct sroce_queue *q)
 	return (peer - q->own) & q->index_mask;
 }
 
-static inline bool sroce_queue_full(const struct sroce_queue *q)
+/* Producer side: no free slot.  Reads the consumer's index only if so. */
+static inline bool sroce_queue_full(struct sroce_queue *q)
 {
-	return q->dir == SROCE_QUEUE_KERNEL_PRODUCES &&
-	       sroce_queue_count(q) == q->index_mask;
+	if (((q->own - q->peer) & q->index_mask) != q->index_mask)
+		return false;
+	q->peer = sroce_queue_peer_index(q);
+	return ((q->own - q->peer) & q->index_mask) == q->index_mask;
+}
+
+/*
+ * Consumer side: is there an element to consume?  Reads the producer's
+ * index only when the elements it showed last time are used up.
+ */
+static inline bool sroce_queue_next(struct sroce_queue *q)
+{
+	if (q->peer != q->own)
+		return true;
+	q->peer = sroce_queue_peer_index(q);
+	return q->peer != q->own;
 }
 
 static inline bool sroce_queue_empty(const struct sroce_queue *q)

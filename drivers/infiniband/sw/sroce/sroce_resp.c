@@ -56,7 +56,7 @@ static bool sroce_resp_get_wqe(struct sroce_qp *qp, struct sroce_recv_copy *rc,
 	u32 i, max;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	if (!sroce_queue_empty(q)) {
+	if (sroce_queue_next(q)) {
 		/* SGEs that fit both the ring's slots and @rc. */
 		max = (min_t(size_t, q->elem_size, size) - sizeof(rc->wqe)) /
 		      sizeof(struct rxe_sge);
