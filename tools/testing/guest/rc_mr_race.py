@@ -20,7 +20,6 @@ REM_ACCESS_ERR (IBTA 9.7.5.2.4), its QP goes to ERR and the WRITEs still
 outstanding are flushed.
 """
 import ctypes
-import json
 import mmap
 import os
 import sys
@@ -28,50 +27,31 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.addr import GID
-from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pyv_rc import RW, connect, gid_index, mkqp, tap, wait_state  # noqa
+from pyv_rc import (RW, connect, endpoint, exchange, stream,  # noqa
+                    tap, tap_torn_down, wait_file, wait_state)
 
 role, dev, suffix, xdir = sys.argv[1:5]
 peer = 'writer' if role == 'owner' else 'owner'
 SIZE, DEPTH = 65536, 8
 
-ctx = Context(name=dev)
-gid = gid_index(ctx, suffix)
-pd = PD(ctx)
-cq = CQ(ctx, 64)
-qp = mkqp(pd, cq)
+ctx, gid, pd, cq, qp = endpoint(dev, suffix)
 buf = mmap.mmap(-1, SIZE * DEPTH)
 addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
 mr = MR(pd, SIZE * DEPTH, RW, address=addr)
 me = {'qpn': qp.qp_num, 'gid': str(ctx.query_gid(1, gid)),
       'addr': addr, 'rkey': mr.rkey}
-with open(os.path.join(xdir, role + '.tmp'), 'w') as f:
-    json.dump(me, f)
-os.rename(os.path.join(xdir, role + '.tmp'), os.path.join(xdir, role))
-end = time.time() + 60
-while not os.path.exists(os.path.join(xdir, peer)):
-    if time.time() > end:
-        tap(False, role + ': peer never showed up')
-        sys.exit(1)
-    time.sleep(0.05)
-with open(os.path.join(xdir, peer)) as f:
-    you = json.load(f)
+you = exchange(xdir, role, peer, me)
 connect(qp, gid, GID(you['gid']), you['qpn'], timeout=14, retry_cnt=3,
         mtu=e.IBV_MTU_4096)
 
 if role == 'owner':
-    end = time.time() + 120
-    while not os.path.exists(os.path.join(xdir, 'running')):
-        if time.time() > end:
-            tap(False, 'owner: the writer never got going')
-            sys.exit(1)
-        time.sleep(0.01)
+    if not wait_file(os.path.join(xdir, 'running'), 120):
+        tap(False, 'owner: the writer never got going')
+        sys.exit(1)
     try:
         mr.close()
         ok = True
@@ -101,43 +81,14 @@ def post(i):
     qp.post_send(wr)
 
 
-nxt, done, first_err, flushed, other = 0, 0, None, 0, 0
-for nxt in range(DEPTH):
-    post(nxt)
-nxt = DEPTH
-end = time.time() + 120
-while time.time() < end:
-    n, wcs = cq.poll(8)
-    for w in wcs[:n] if n > 0 else []:
-        if w.status == e.IBV_WC_SUCCESS and first_err is None:
-            done += 1
-            if done == 50:
-                open(os.path.join(xdir, 'running'), 'w').close()
-            post(nxt)
-            nxt += 1
-        elif first_err is None:
-            first_err = w.status
-        elif w.status == e.IBV_WC_WR_FLUSH_ERR:
-            flushed += 1
-        else:
-            other += 1
-    if first_err is not None and flushed == DEPTH - 1:
-        break
-    if n <= 0:
-        time.sleep(0.001)
+done, first_err, flushed, other = stream(
+    cq, post, DEPTH, mark=os.path.join(xdir, 'running'))
 
 tap(done >= 50, 'writer: RDMA WRITEs completed before the deregistration '
     '(%d)' % done)
 tap(first_err == e.IBV_WC_REM_ACCESS_ERR,
     'writer: first error once the MR is gone is REM_ACCESS_ERR (got %s)'
     % first_err)
-tap(wait_state(qp, e.IBV_QPS_ERR), 'writer: QP in ERR')
-tap(flushed == DEPTH - 1 and other == 0,
-    'writer: the other %d outstanding WRITEs flushed (%d flushed, %d '
-    'other)' % (DEPTH - 1, flushed, other))
-end = time.time() + 30
-while not os.path.exists(os.path.join(xdir, 'owner.done')):
-    if time.time() > end:
-        break
-    time.sleep(0.05)
+tap_torn_down('writer', qp, DEPTH, flushed, other)
+wait_file(os.path.join(xdir, 'owner.done'), 30)
 print('mr_race done')

@@ -13,45 +13,27 @@ oldest WQE with RETRY_EXC_ERR after retry_cnt retries, the QP goes to
 ERR and the rest are flushed.  (A WRITE that reaches the victim's QP
 after its MR was torn down is NAKed with REM_ACCESS_ERR instead.)
 """
-import json
 import os
 import sys
-import time
 
 import pyverbs.enums as e
 from pyverbs.addr import GID
-from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.wr import SGE, SendWR
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pyv_rc import RW, connect, gid_index, mkqp, tap, wait_state  # noqa
+from pyv_rc import (RW, connect, endpoint, exchange, stream,  # noqa
+                    tap, tap_torn_down)
 
 role, dev, suffix, xdir = sys.argv[1:5]
 peer = 'survivor' if role == 'victim' else 'victim'
 SIZE, DEPTH = 65536, 8
 
-ctx = Context(name=dev)
-gid = gid_index(ctx, suffix)
-pd = PD(ctx)
-cq = CQ(ctx, 64)
-qp = mkqp(pd, cq)
+ctx, gid, pd, cq, qp = endpoint(dev, suffix)
 mr = MR(pd, SIZE * DEPTH, RW)
 me = {'qpn': qp.qp_num, 'gid': str(ctx.query_gid(1, gid)),
       'addr': mr.buf, 'rkey': mr.rkey}
-with open(os.path.join(xdir, role + '.tmp'), 'w') as f:
-    json.dump(me, f)
-os.rename(os.path.join(xdir, role + '.tmp'), os.path.join(xdir, role))
-end = time.time() + 60
-while not os.path.exists(os.path.join(xdir, peer)):
-    if time.time() > end:
-        tap(False, role + ': peer never showed up')
-        sys.exit(1)
-    time.sleep(0.05)
-with open(os.path.join(xdir, peer)) as f:
-    you = json.load(f)
+you = exchange(xdir, role, peer, me)
 connect(qp, gid, GID(you['gid']), you['qpn'], timeout=14, retry_cnt=3,
         mtu=e.IBV_MTU_4096)
 
@@ -63,30 +45,9 @@ def post(i):
     qp.post_send(wr)
 
 
-nxt, done, first_err, flushed, other = 0, 0, None, 0, 0
-for nxt in range(DEPTH):
-    post(nxt)
-nxt = DEPTH
-end = time.time() + 120
-while time.time() < end:
-    n, wcs = cq.poll(8)
-    for w in wcs[:n] if n > 0 else []:
-        if w.status == e.IBV_WC_SUCCESS and first_err is None:
-            done += 1
-            if done == 50 and role == 'survivor':
-                open(os.path.join(xdir, 'running'), 'w').close()
-            post(nxt)
-            nxt += 1
-        elif first_err is None:
-            first_err = w.status
-        elif w.status == e.IBV_WC_WR_FLUSH_ERR:
-            flushed += 1
-        else:
-            other += 1
-    if first_err is not None and flushed == DEPTH - 1:
-        break
-    if n <= 0:
-        time.sleep(0.001)
+done, first_err, flushed, other = stream(
+    cq, post, DEPTH,
+    mark=os.path.join(xdir, 'running') if role == 'survivor' else None)
 
 if role == 'victim':
     sys.exit(1)     # killed before this, normally
@@ -99,8 +60,5 @@ tap(done >= 50, 'survivor: RDMA WRITEs completed while the peer lived (%d)'
 tap(first_err in (e.IBV_WC_RETRY_EXC_ERR, e.IBV_WC_REM_ACCESS_ERR),
     'survivor: first error once the peer is gone is RETRY_EXC_ERR or '
     'REM_ACCESS_ERR (got %s)' % first_err)
-tap(wait_state(qp, e.IBV_QPS_ERR), 'survivor: QP in ERR')
-tap(flushed == DEPTH - 1 and other == 0,
-    'survivor: the other %d outstanding WRITEs flushed (%d flushed, %d '
-    'other)' % (DEPTH - 1, flushed, other))
+tap_torn_down('survivor', qp, DEPTH, flushed, other)
 print('peer_kill done')

@@ -19,82 +19,31 @@ ip -n peer addr add 198.18.0.2/24 dev v1
 rdma link add sroce0 type sroce netdev v0
 wait_for 20 gid_present sroce0 0000:0000:0000:0000:0000:ffff:c612:0001
 
-out=$(timeout 300 python3 - <<'PY' 2>&1
-import sys, time
+out=$(timeout 300 python3 - "$(dirname "$0")" <<'PY' 2>&1
+import sys
 import pyverbs.enums as e
-from pyverbs.addr import GID, GlobalRoute, AHAttr
 from pyverbs.cq import CQ
 from pyverbs.device import Context
-from pyverbs.mr import MR, MW, MWBindInfo, MWBind
+from pyverbs.mr import MR, MW, MWBindInfo
 from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR, RecvWR
-
-def check(cond, desc):
-    print('%s - %s' % ('ok' if cond else 'not ok', desc))
-    sys.stdout.flush()
+sys.path.insert(0, sys.argv[1])
+from pyv_rc import RW, gid_index, poll, wait_state
+from pyv_rc import connect as rc_connect, mkqp as rc_mkqp, tap as check
 
 ctx = Context(name='sroce0')
 dev = ctx.query_device()
-gid = next(i for i in range(16)
-           if str(ctx.query_gid(1, i)).endswith('ffff:c612:0001'))
-RW = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
-      e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+gid = gid_index(ctx, 'ffff:c612:0001')
 
 def mkqp(pd, cq):
-    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
-                             cap=QPCap(max_send_wr=16, max_recv_wr=16,
-                                       max_send_sge=2, max_recv_sge=2)))
+    return rc_mkqp(pd, cq, depth=16, sge=2)
 
 def connect(qp, dqpn):
-    a = QPAttr(qp_state=e.IBV_QPS_INIT)
-    a.pkey_index = 0
-    a.port_num = 1
-    a.qp_access_flags = (e.IBV_ACCESS_REMOTE_WRITE |
-                         e.IBV_ACCESS_REMOTE_READ |
-                         e.IBV_ACCESS_REMOTE_ATOMIC)
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
-              e.IBV_QP_ACCESS_FLAGS)
-    a = QPAttr(qp_state=e.IBV_QPS_RTR)
-    gr = GlobalRoute(dgid=ctx.query_gid(1, gid), sgid_index=gid)
-    a.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-    a.path_mtu = e.IBV_MTU_1024
-    a.dest_qp_num = dqpn
-    a.rq_psn = 0x100
-    a.max_dest_rd_atomic = 4
-    a.min_rnr_timer = 12
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-              e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-              e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    a = QPAttr(qp_state=e.IBV_QPS_RTS)
-    a.sq_psn = 0x100
-    a.timeout = 14
-    a.retry_cnt = 7
-    a.rnr_retry = 7
-    a.max_rd_atomic = 4
-    qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
-              e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
-              e.IBV_QP_MAX_QP_RD_ATOMIC)
+    rc_connect(qp, gid, ctx.query_gid(1, gid), dqpn, min_rnr_timer=12)
 
-def poll(cq, secs=30):
-    end = time.time() + secs
-    while time.time() < end:
-        n, wcs = cq.poll(1)
-        if n > 0:
-            return wcs[0]
-        time.sleep(0.001)
-    return None
-
-def state(qp):
-    return qp.query(e.IBV_QP_STATE)[0].qp_state
-
-def wait_err(qp, secs=20):
-    end = time.time() + secs
-    while time.time() < end:
-        if state(qp) == e.IBV_QPS_ERR:
-            return True
-        time.sleep(0.01)
-    return False
+def wait_err(qp):
+    return wait_state(qp, e.IBV_QPS_ERR)
 
 class Pair:
     def __init__(self, macc=RW):
