@@ -42,6 +42,13 @@ CONFIG_NET_SCH_FQ_CODEL=y
 # t_loss: a prio qdisc and a u32 filter steer RoCEv2 packets to netem
 CONFIG_NET_SCH_PRIO=y
 CONFIG_NET_CLS_U32=y
+# t_cc: the congested switch counts per source at an ingress qdisc, and
+# marks CE with gact, pedit and csum
+CONFIG_NET_SCH_INGRESS=y
+CONFIG_NET_CLS_ACT=y
+CONFIG_NET_ACT_GACT=y
+CONFIG_NET_ACT_PEDIT=y
+CONFIG_NET_ACT_CSUM=y
 CONFIG_DEVTMPFS=y
 CONFIG_TMPFS=y
 CONFIG_MODULES=y
