@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """RC queue-pair helpers for the pyverbs guest tests (t_rcerr.sh,
-rc_rnr.py, rc_flush.py, rc_peer_kill.py, rc_mr_race.py): TAP output, QP creation,
-connection, polling, and the two-process exchange and WRITE stream."""
+rc_rnr.py, rc_flush.py, rc_peer_kill.py, rc_mr_race.py): TAP output, QP
+creation, connection, polling, and the two-process exchange and WRITE
+stream."""
 import json
 import os
 import sys
