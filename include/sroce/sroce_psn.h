@@ -78,6 +78,26 @@ static inline bool sroce_psn_in_window(u32 psn, u32 start, u32 count)
 	return sroce_psn_dist(start, psn) < count;
 }
 
+/**
+ * sroce_psn_chunk_end() - last PSN of the chunk of a message holding @psn
+ * @first: the message's first PSN
+ * @last: its last PSN
+ * @chunk: PSNs per chunk (at least 1); chunks start at @first
+ * @psn: a PSN of the message
+ *
+ * A requester asks for a long RDMA READ one chunk of responses at a time,
+ * so that its window bounds the responses in flight too.  A retry asks for
+ * the rest of the chunk it falls in: a re-issued READ ends where the
+ * original request did (the responder's state for it ends there).
+ */
+static inline u32 sroce_psn_chunk_end(u32 first, u32 last, u32 chunk, u32 psn)
+{
+	u32 n = sroce_psn_dist(first, psn) / chunk * chunk + chunk - 1;
+
+	/* dist < 2^24 and chunk <= 2^8: no overflow. */
+	return n < sroce_psn_dist(first, last) ? sroce_psn_add(first, n) : last;
+}
+
 /** enum sroce_psn_class - responder view of a request PSN (IBTA 9.7.4.1) */
 enum sroce_psn_class {
 	SROCE_PSN_EXPECTED,	/* equals the expected PSN: execute */

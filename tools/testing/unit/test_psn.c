@@ -36,6 +36,16 @@ static void test_psn(void)
 	      sroce_psn_classify(0xfffff0, 3) == SROCE_PSN_DUPLICATE &&
 	      sroce_psn_classify(2, 0xfffff0) == SROCE_PSN_AHEAD,
 	      "responder PSN classes (IBTA 9.7.4.1), also across the wrap");
+	CHECK(sroce_psn_chunk_end(0xfffffe, 0x000025, 16, 0xfffffe) == 0x00000d &&
+	      sroce_psn_chunk_end(0xfffffe, 0x000025, 16, 0x00000d) == 0x00000d &&
+	      sroce_psn_chunk_end(0xfffffe, 0x000025, 16, 0x00000e) == 0x00001d &&
+	      sroce_psn_chunk_end(0xfffffe, 0x000025, 16, 0x000020) == 0x000025 &&
+	      sroce_psn_chunk_end(0xfffffe, 0x000025, 16, 0x000025) == 0x000025,
+	      "READ chunk ends, across the wrap, the last chunk short");
+	CHECK(sroce_psn_chunk_end(7, 7, 16, 7) == 7 &&
+	      sroce_psn_chunk_end(7, 9, 1, 8) == 8 &&
+	      sroce_psn_chunk_end(7, 0x1006, 128, 0x1005) == 0x1006,
+	      "one-PSN messages, chunks of one, a chunk ending at the last");
 	CHECK(sroce_msn_add(0xffffff, 2) == 1 &&
 	      sroce_msn_diff(1, 0xffffff) == 2,
 	      "MSN wraps like PSN");

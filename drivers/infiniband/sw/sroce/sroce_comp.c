@@ -93,9 +93,9 @@ void sroce_comp_advance(struct sroce_qp *qp)
 		w = sroce_swqe_at(req, q->own);
 		if (!w->done)
 			break;
-		if (w->rd_atomic) {
-			w->rd_atomic = false;
-			req->rd_atomic--;
+		if (w->rd_out) {
+			req->rd_atomic -= w->rd_out;
+			w->rd_out = 0;
 		}
 		/*
 		 * Slot first, completion second: a poster that sees the
@@ -179,11 +179,6 @@ static struct sroce_swqe *sroce_comp_head(struct sroce_qp *qp)
 		return w;
 	}
 	return NULL;
-}
-
-static bool sroce_wqe_has_resp(const struct sroce_swqe *w)
-{
-	return w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
 }
 
 /* The started, unfinished WQE holding @psn (ring index in *@idx), or NULL. */
@@ -356,24 +351,31 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 old_acked)
 		sroce_comp_set_deadline(qp);
 }
 
-/* The READ response at @w->resp_psn: place its payload. */
-static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
+/*
+ * The READ response at @w->resp_psn: place its payload.  Returns true at
+ * the end of one of the WQE's requests (the requester may send another).
+ */
+static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 				 const struct sroce_rxp *rx,
 				 const struct sroce_pkt *pkt)
 {
-	u32 off = sroce_psn_dist(w->first_psn, pkt->bth.psn) * qp->mtu;
+	u32 psn = pkt->bth.psn;
+	u32 off = sroce_psn_dist(w->first_psn, psn) * qp->mtu;
 	u8 op = pkt->bth.opcode & 0x1f;
 	bool last = op == SROCE_OP_READ_RESPONSE_LAST ||
 		    op == SROCE_OP_READ_RESPONSE_ONLY;
+	bool end = psn == sroce_psn_chunk_end(w->first_psn, w->last_psn,
+					      w->read_chunk, psn);
 	u32 rest = w->length > off ? w->length - off : 0;
 	enum ib_wc_status st;
 
-	if ((last && pkt->payload_len != rest) ||
-	    (!last && pkt->payload_len != qp->mtu) ||
-	    (!last && rest <= qp->mtu)) {
+	/* Each request's responses end where it asked them to end. */
+	if (last != end ||
+	    pkt->payload_len != (psn == w->last_psn ? rest : qp->mtu) ||
+	    (psn != w->last_psn && rest <= qp->mtu)) {
 		w->status = IB_WC_BAD_RESP_ERR;
 		w->done = true;
-		return;
+		return true;
 	}
 	st = sroce_sge_from_rxp(to_sroce_dev(qp->ibqp.device), qp->ibqp.pd,
 				(const struct rxe_sge *)w->data, w->num_sge,
@@ -381,13 +383,18 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 	if (st != IB_WC_SUCCESS) {
 		w->status = st;
 		w->done = true;
-		return;
+		return true;
 	}
 	/* Each response acknowledges its own PSN: a long READ progresses. */
-	w->resp_psn = sroce_psn_add(pkt->bth.psn, 1);
+	w->resp_psn = sroce_psn_add(psn, 1);
 	qp->req.acked_psn = w->resp_psn;
-	if (last)
+	if (end && w->rd_out) {
+		w->rd_out--;
+		qp->req.rd_atomic--;
+	}
+	if (psn == w->last_psn)
 		w->done = true;
+	return end;
 }
 
 /* The 8-byte original value of an atomic into @w's buffer. */
@@ -531,7 +538,8 @@ static bool sroce_comp_resp(struct sroce_qp *qp, const struct sroce_rxp *rx,
 		return false;
 	}
 	if (read) {
-		sroce_comp_read_resp(qp, w, rx, pkt);
+		if (sroce_comp_read_resp(qp, w, rx, pkt))
+			*kick = true;
 	} else {
 		sroce_comp_atomic_ack(qp, w, pkt);
 		w->resp_psn = sroce_psn_add(psn, 1);

@@ -37,6 +37,14 @@ enum {
 
 /* Outstanding request PSNs a requester lets fly before waiting for ACKs. */
 #define SROCE_REQ_WINDOW	128
+/*
+ * A long RDMA READ is asked for in requests of this many response PSNs,
+ * or more when max_rd_atomic allows few requests: the window then bounds
+ * READ responses in flight as it bounds WRITEs.  One request for all of
+ * a long READ let a responder faster than the requester's receive path
+ * overrun it, and every retry restarted the overrun (go-back-N livelock).
+ */
+#define SROCE_READ_CHUNK	16
 /* The requester asks for an ACK at least this often (IBTA 9.7.6.1.1). */
 #define SROCE_PKTS_PER_ACK	32
 /*
@@ -89,13 +97,14 @@ struct sroce_swqe {
 			u8 flush_type;
 			u8 flush_level;
 		};
+		u32 read_chunk;	/* RDMA READ: PSNs asked for per request */
 	};
 	/* Transport: PSNs this WQE occupies (RC/UC). */
 	u32 first_psn;
 	u32 last_psn;
 	bool started;		/* first packet sent (PSNs assigned) */
 	bool done;		/* nothing left to wait for; complete in order */
-	bool rd_atomic;		/* counted in req.rd_atomic */
+	u8 rd_out;		/* its requests counted in req.rd_atomic */
 	u8 status;		/* enum ib_wc_status when done */
 	u32 resp_psn;		/* READ: next response PSN expected */
 	/* SGEs (struct rxe_sge) or inline bytes */
@@ -110,7 +119,7 @@ struct sroce_req {
 	u32 psn;		/* next PSN to send */
 	u32 max_psn;		/* one past the highest PSN ever sent */
 	u32 acked_psn;		/* every PSN before this is acknowledged */
-	u32 rd_atomic;		/* READ/ATOMIC WQEs awaiting responses */
+	u32 rd_atomic;		/* READ/atomic requests awaiting responses */
 	u32 since_ack;		/* packets sent since the last AckReq */
 	struct sroce_cwnd cwnd;	/* window: PSNs unacknowledged at most */
 	bool tx_local;		/* the last packet was delivered locally */

@@ -68,6 +68,12 @@ bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
 	       w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/** sroce_wqe_has_resp() - @w is a READ or an atomic: answered with data */
+bool sroce_wqe_has_resp(const struct sroce_swqe *w)
+{
+	return w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
+}
+
 /**
  * sroce_wqe_npkts() - PSNs a WQE occupies
  * @qp: its QP (for the path MTU)
@@ -421,7 +427,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	u32 off = req->offset, payload = 0, npsn = 1, pad;
+	u32 off = req->offset, payload = 0, npsn = 1, adv, end, pad;
 	struct sroce_pkt *pkt = &frame->pkt;
 	enum ib_wc_status st;
 	struct sk_buff *skb;
@@ -432,11 +438,17 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	memset(pkt, 0, sizeof(*pkt));
 	switch (w->opcode) {
 	case IB_WR_RDMA_READ:
-		/* A re-issued READ asks only for what has not arrived. */
+		/*
+		 * The chunk holding req->psn, from there on: a re-issued
+		 * READ asks only for what has not arrived.
+		 */
+		end = sroce_psn_chunk_end(w->first_psn, w->last_psn,
+					  w->read_chunk, req->psn);
+		npsn = sroce_psn_dist(req->psn, end) + 1;
+		last = end == w->last_psn;
 		pkt->reth.va = w->raddr + off;
 		pkt->reth.rkey = w->rkey;
-		pkt->reth.dma_len = w->length - off;
-		npsn = sroce_psn_dist(req->psn, w->last_psn) + 1;
+		pkt->reth.dma_len = last ? w->length - off : npsn * qp->mtu;
 		break;
 	case SROCE_WR_FLUSH:
 		pkt->feth.sel = w->flush_level;
@@ -529,8 +541,14 @@ again:
 		memset(buf + hdr + payload, 0, pad);
 	}
 
-	if (sroce_psn_before(req->psn, req->max_psn))
+	if (sroce_psn_before(req->psn, req->max_psn)) {
 		sroce_count(sdev->stats, SROCE_CNT_TX_RETRANSMITS, 1);
+	} else if (sroce_wqe_has_resp(w)) {
+		/* A new READ or atomic request: the responder keeps state. */
+		w->rd_out++;
+		req->rd_atomic++;
+	}
+	adv = w->opcode == IB_WR_RDMA_READ ? npsn * qp->mtu : payload;
 	req->psn = sroce_psn_add(req->psn, npsn);
 	if (sroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;
@@ -539,7 +557,7 @@ again:
 		req->offset = 0;
 		req->cur = (req->cur + 1) & qp->sq.queue.index_mask;
 	} else {
-		req->offset = off + payload;
+		req->offset = off + adv;
 	}
 	*skbp = skb;
 	if (!skb)
@@ -664,35 +682,29 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
 	}
 
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
+		if (!w->started && (w->send_flags & IB_SEND_FENCE) &&
+		    req->rd_atomic)
+			return SROCE_REQ_IDLE;
+		/* A new READ or atomic request needs a responder resource. */
+		if (sroce_wqe_has_resp(w) &&
+		    !sroce_psn_before(req->psn, req->max_psn) &&
+		    req->rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1))
+			return SROCE_REQ_IDLE;
+		if (sroce_psn_dist(req->acked_psn, req->psn) >= req->cwnd.cwnd)
+			return SROCE_REQ_IDLE;
+	}
 	if (!w->started) {
-		bool rd = w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
-
-		if (qp->ibqp.qp_type == IB_QPT_RC) {
-			/* IBTA 10.8.3.3: a fenced WQE waits for READ/atomics. */
-			if ((w->send_flags & IB_SEND_FENCE) && req->rd_atomic)
-				return SROCE_REQ_IDLE;
-			if (rd && req->rd_atomic >=
-				  max_t(u32, qp->attr.max_rd_atomic, 1))
-				return SROCE_REQ_IDLE;
-			if (sroce_psn_dist(req->acked_psn, req->psn) >=
-			    req->cwnd.cwnd)
-				return SROCE_REQ_IDLE;
-		}
 		w->first_psn = req->psn;
 		w->last_psn = sroce_psn_add(req->psn,
 					    sroce_wqe_npkts(qp, w) - 1);
 		w->resp_psn = w->first_psn;
+		if (w->opcode == IB_WR_RDMA_READ)
+			w->read_chunk = max_t(u32, SROCE_READ_CHUNK,
+					      SROCE_REQ_WINDOW /
+					      max_t(u32, qp->attr.max_rd_atomic, 1));
 		w->started = true;
-		if (rd) {
-			w->rd_atomic = true;
-			req->rd_atomic++;
-		}
-	} else if (qp->ibqp.qp_type == IB_QPT_RC &&
-		   w->opcode != IB_WR_RDMA_READ &&
-		   sroce_psn_dist(req->acked_psn, req->psn) >=
-		   req->cwnd.cwnd) {
-		/* (A READ being re-requested is one packet: never held.) */
-		return SROCE_REQ_IDLE;
 	}
 
 	*av = qp->av;

@@ -17,5 +17,6 @@ u16 sroce_qp_sport(const struct sroce_qp *qp);
 u32 sroce_wqe_npkts(const struct sroce_qp *qp, const struct sroce_swqe *w);
 bool sroce_wqe_is_local(const struct sroce_swqe *w);
 bool sroce_wqe_is_atomic(const struct sroce_swqe *w);
+bool sroce_wqe_has_resp(const struct sroce_swqe *w);
 
 #endif /* SROCE_REQ_H */
