@@ -161,8 +161,8 @@ netem_off
 # responder overrun a slower receive path (a KASAN guest) and livelock.
 # Checked on the wire, on a clean link: 8 READs of 1 MiB.
 CAP=/tmp/loss_read.pcap
-in_ns "$NS_C" tcpdump -i "$NETDEV_C" -w "$CAP" -s 96 -U udp port 4791 \
-	>/tmp/loss_td.log 2>&1 &
+ip netns exec "$NS_C" timeout 90 tcpdump -i "$NETDEV_C" -w "$CAP" -s 96 \
+	-B 8192 -U udp port 4791 >/tmp/loss_td.log 2>&1 &
 TD=$!
 wait_until 10 grep -q listening /tmp/loss_td.log
 in_ns "$NS_S" timeout 60 ib_read_bw -d "$DEV_S" -x "$GID_S" -F -p 19500 \
@@ -174,7 +174,7 @@ in_ns "$NS_C" timeout 60 ib_read_bw -d "$DEV_C" -x "$GID_C" -F -p 19500 \
 RC=$?
 wait "$RS"
 sleep 1
-kill -INT "$TD" 2>/dev/null
+kill "$TD" 2>/dev/null	# timeout passes it on; tcpdump flushes and exits
 wait "$TD"
 check "ib_read_bw: 8 READs of 1 MiB complete (client rc $RC)" [ "$RC" -eq 0 ]
 RP=$(python3 "$(dirname "$0")/read_pcap.py" "$CAP" --chunk 16 \
