@@ -17,6 +17,8 @@ import struct
 import sys
 import zlib
 
+from pcap_roce import roce_packets
+
 p = argparse.ArgumentParser()
 p.add_argument('pcap')
 p.add_argument('--qpns', required=True)
@@ -25,66 +27,48 @@ qpns = {int(x, 0) for x in a.qpns.split(',') if x}
 
 data = ect0 = ce = cnps = good_cnps = 0
 bad = []
-with open(a.pcap, 'rb') as f:
-    hdr = f.read(24)
-    magic = struct.unpack('<I', hdr[:4])[0]
-    endian = '<' if magic in (0xa1b2c3d4, 0xa1b23c4d) else '>'
-    while True:
-        rec = f.read(16)
-        if len(rec) < 16:
-            break
-        _, _, caplen, _ = struct.unpack(endian + 'IIII', rec)
-        frame = f.read(caplen)
-        if len(frame) < 14 or frame[12:14] != b'\x08\x00':
-            continue
-        ip = frame[14:]
-        ihl = (ip[0] & 0xf) * 4
-        tot = struct.unpack('!H', ip[2:4])[0]
-        # Data packets may be cut short by the snap length: their IP
-        # header and BTH opcode are all that is checked.
-        if ip[9] != 17 or len(ip) < ihl + 9:
-            continue
-        udp = ip[ihl:ihl + 8]
-        if struct.unpack('!H', udp[2:4])[0] != 4791:
-            continue
-        ib = ip[ihl + 8:tot]
-        opcode = ib[0]
-        ecn = ip[1] & 3
-        if opcode != 0x81:
-            data += 1
-            ect0 += ecn == 2
-            ce += ecn == 3
-            continue
-        if len(ip) < tot:
-            bad.append('CNP cut short in the capture')
-            continue
-        cnps += 1
-        dqpn = int.from_bytes(ib[5:8], 'big')
-        masked = bytearray(ip[:ihl])
-        masked[1] = 0xff
-        masked[8] = 0xff
-        masked[10:12] = b'\xff\xff'
-        mudp = bytearray(udp)
-        mudp[6:8] = b'\xff\xff'
-        mib = bytearray(ib[:-4])
-        mib[4] = 0xff
-        icrc = zlib.crc32(b'\xff' * 8 + bytes(masked) + bytes(mudp) +
-                          bytes(mib))
-        why = []
-        if len(ib) != 12 + 16 + 4:
-            why.append('length %d' % len(ib))
-        elif any(ib[12:28]):
-            why.append('reserved bytes not zero')
-        if dqpn not in qpns:
-            why.append('DestQP %#x not a sender QP' % dqpn)
-        if ecn != 0:
-            why.append('ECN %d' % ecn)
-        if struct.unpack('<I', ib[-4:])[0] != icrc:
-            why.append('bad ICRC')
-        if why:
-            bad.append('CNP: ' + ', '.join(why))
-        else:
-            good_cnps += 1
+# Data packets may be cut short by the snap length: their IP header and
+# BTH opcode are all that is checked.
+for ip, ihl, tot in roce_packets(a.pcap):
+    udp = ip[ihl:ihl + 8]
+    ib = ip[ihl + 8:tot]
+    opcode = ib[0]
+    ecn = ip[1] & 3
+    if opcode != 0x81:
+        data += 1
+        ect0 += ecn == 2
+        ce += ecn == 3
+        continue
+    if len(ip) < tot:
+        bad.append('CNP cut short in the capture')
+        continue
+    cnps += 1
+    dqpn = int.from_bytes(ib[5:8], 'big')
+    masked = bytearray(ip[:ihl])
+    masked[1] = 0xff
+    masked[8] = 0xff
+    masked[10:12] = b'\xff\xff'
+    mudp = bytearray(udp)
+    mudp[6:8] = b'\xff\xff'
+    mib = bytearray(ib[:-4])
+    mib[4] = 0xff
+    icrc = zlib.crc32(b'\xff' * 8 + bytes(masked) + bytes(mudp) +
+                      bytes(mib))
+    why = []
+    if len(ib) != 12 + 16 + 4:
+        why.append('length %d' % len(ib))
+    elif any(ib[12:28]):
+        why.append('reserved bytes not zero')
+    if dqpn not in qpns:
+        why.append('DestQP %#x not a sender QP' % dqpn)
+    if ecn != 0:
+        why.append('ECN %d' % ecn)
+    if struct.unpack('<I', ib[-4:])[0] != icrc:
+        why.append('bad ICRC')
+    if why:
+        bad.append('CNP: ' + ', '.join(why))
+    else:
+        good_cnps += 1
 
 print('data packets %d (ECT(0) %d, CE %d), CNPs %d (well-formed %d)' %
       (data, ect0, ce, cnps, good_cnps))

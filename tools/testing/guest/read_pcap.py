@@ -21,6 +21,8 @@ import argparse
 import struct
 import sys
 
+from pcap_roce import roce_packets
+
 RC_READ_REQ = 0x0c
 RC_READ_RESP = {0x0d: 'FIRST', 0x0e: 'MIDDLE', 0x0f: 'LAST', 0x10: 'ONLY'}
 
@@ -34,26 +36,8 @@ a = p.parse_args()
 def packets(path):
     """(source IP, captured BTH on, IB length without ICRC) per RoCEv2
     packet: the capture may cut payloads short, lengths come from IP."""
-    with open(path, 'rb') as f:
-        hdr = f.read(24)
-        magic = struct.unpack('<I', hdr[:4])[0]
-        endian = '<' if magic in (0xa1b2c3d4, 0xa1b23c4d) else '>'
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return
-            _, _, caplen, _ = struct.unpack(endian + 'IIII', rec)
-            frame = f.read(caplen)
-            if len(frame) < 14 or frame[12:14] != b'\x08\x00':
-                continue
-            ip = frame[14:]
-            ihl = (ip[0] & 0xf) * 4
-            tot = struct.unpack('!H', ip[2:4])[0]
-            if ip[9] != 17 or len(ip) < ihl + 8 + 28:
-                continue
-            udp = ip[ihl:ihl + 8]
-            if struct.unpack('!H', udp[2:4])[0] != 4791:
-                continue
+    for ip, ihl, tot in roce_packets(path):
+        if len(ip) >= ihl + 8 + 28:
             yield ip[12:16], ip[ihl + 8:tot], tot - ihl - 8 - 4
 
 
