@@ -366,13 +366,14 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 		    op == SROCE_OP_READ_RESPONSE_ONLY;
 	bool end = psn == sroce_psn_chunk_end(w->first_psn, w->last_psn,
 					      w->read_chunk, psn);
+	bool final = psn == w->last_psn;
 	u32 rest = w->length > off ? w->length - off : 0;
 	enum ib_wc_status st;
 
 	/* Each request's responses end where it asked them to end. */
 	if (last != end ||
-	    pkt->payload_len != (psn == w->last_psn ? rest : qp->mtu) ||
-	    (psn != w->last_psn && rest <= qp->mtu)) {
+	    pkt->payload_len != (final ? rest : qp->mtu) ||
+	    (!final && rest <= qp->mtu)) {
 		w->status = IB_WC_BAD_RESP_ERR;
 		w->done = true;
 		return true;
@@ -392,7 +393,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_swqe *w,
 		w->rd_out--;
 		qp->req.rd_atomic--;
 	}
-	if (psn == w->last_psn)
+	if (final)
 		w->done = true;
 	return end;
 }

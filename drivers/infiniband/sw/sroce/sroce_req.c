@@ -427,7 +427,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	u32 off = req->offset, payload = 0, npsn = 1, adv, end, pad;
+	u32 off = req->offset, payload = 0, npsn = 1, adv = 0, end, pad;
 	struct sroce_pkt *pkt = &frame->pkt;
 	enum ib_wc_status st;
 	struct sk_buff *skb;
@@ -446,9 +446,10 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 					  w->read_chunk, req->psn);
 		npsn = sroce_psn_dist(req->psn, end) + 1;
 		last = end == w->last_psn;
+		adv = npsn * qp->mtu;
 		pkt->reth.va = w->raddr + off;
 		pkt->reth.rkey = w->rkey;
-		pkt->reth.dma_len = last ? w->length - off : npsn * qp->mtu;
+		pkt->reth.dma_len = last ? w->length - off : adv;
 		break;
 	case SROCE_WR_FLUSH:
 		pkt->feth.sel = w->flush_level;
@@ -470,6 +471,7 @@ static enum ib_wc_status sroce_req_conn(struct sroce_qp *qp,
 		break;
 	default:
 		payload = min(qp->mtu, w->length - off);
+		adv = payload;
 		last = off + payload >= w->length;
 		pkt->reth.va = w->raddr;
 		pkt->reth.rkey = w->rkey;
@@ -548,7 +550,6 @@ again:
 		w->rd_out++;
 		req->rd_atomic++;
 	}
-	adv = w->opcode == IB_WR_RDMA_READ ? npsn * qp->mtu : payload;
 	req->psn = sroce_psn_add(req->psn, npsn);
 	if (sroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;
