@@ -153,8 +153,16 @@ else
 	accel=(-accel 'tcg,thread=multi' -cpu max)
 fi
 
+# Guest RAM is written once at start (prealloc), so that the host backs
+# all of it with huge pages where it can (QEMU asks for THP): RAM faulted
+# in later by the guest ended up partly on 4 KiB pages, and a guest whose
+# buffers sat there ran up to 40% slower (the host's TLB misses, under
+# nested paging on a cloud VM), in clusters of runs: the bench's 256-QP
+# figure was bimodal.
 # shellcheck disable=SC2054 # commas are qemu option syntax
-qemu=(qemu-system-x86_64 -name "sroce-$name" -machine "${SROCE_VM_MACHINE:-q35}" "${accel[@]}"
+qemu=(qemu-system-x86_64 -name "sroce-$name"
+	-machine "${SROCE_VM_MACHINE:-q35},memory-backend=ram0" "${accel[@]}"
+	-object "memory-backend-ram,id=ram0,size=${mem}M,prealloc=on"
 	-m "$mem" -smp "$smp" -nodefaults -no-reboot -display none
 	-serial "file:$results/console.log"
 	-kernel "$kernel_image" -initrd "$initramfs" -append "$cmdline"
