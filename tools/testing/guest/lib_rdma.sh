@@ -425,6 +425,10 @@ verify_finish() {
 		crc=$?
 	fi
 	if ! wait_until 30 pid_gone "$VERIFY_SPID"; then
+		# $! is the shell that runs in_ns: the tool is the child of
+		# its timeout(1), which a signal to the shell never reaches.
+		# Left alive, it wrote its late FAIL into the next run's log.
+		pkill -f -- "sroce-verify -d $DEV_S .*-p $VERIFY_PORT( |\$)"
 		kill "$VERIFY_SPID" 2>/dev/null
 		[ -z "$VERIFY_WHY" ] &&
 			VERIFY_WHY="server still running 30 s after the client"
