@@ -24,9 +24,10 @@
 #           rxe or sroce; default rxe-sroce; rxe-rxe validates the harness
 #     MTUS  netdev MTUs to run at, default "1500 9000" (path MTU 1024 and
 #           4096; the virtio link carries 9000-byte frames)
-#     BUDGET  seconds of script time (default 480) after which runs are no
-#           longer started but fail as "not run": a broken data path where
-#           every run times out (45 s per tool client) still ends in time
+#     BUDGET  seconds of script time (default 480, 1440 on a KASAN kernel,
+#           which runs 3-4x slower) after which runs are no longer started
+#           but fail as "not run": a broken data path where every run
+#           times out (45 s per tool client) still ends in time
 #
 # Synchronisation: a line protocol over TCP 18400 (the vm-pair client guest
 # listens with nc before it configures its address; the server guest
@@ -48,7 +49,10 @@ MTUS=${2:-1500}	# 9000 too: p_interop.sh MODE "1500 9000"
 CTL_PORT=18400
 CLI_T=45	# per tool client run
 READY_T=60				# tool server start
-BUDGET=${3:-480}
+if [ -n "${3:-}" ]; then BUDGET=$3
+elif kasan_kernel; then BUDGET=1440
+else BUDGET=480
+fi
 export LC_ALL=C
 
 NETDEV=${SROCE_NETDEV:?no NIC}
