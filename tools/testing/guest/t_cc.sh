@@ -242,6 +242,8 @@ check "knobs: algo dcqcn and enable 1 by default" \
 # --- CC on ---------------------------------------------------------------------
 bottleneck
 R0=$(sum_stat tx_retransmits sroce_s1 sroce_s2)
+TO0=$(sum_stat retry_timeout sroce_s1 sroce_s2)
+NK0=$(sum_stat rx_nak sroce_s1 sroce_s2)
 NP0=$(hw_stat sroce_r np_cnp_sent)
 RP0=$(sum_stat rp_cnp_handled sroce_s1 sroce_s2)
 MK0=$(hw_stat sroce_r np_ecn_marked_roce_packets)
@@ -251,6 +253,9 @@ TD=$!
 flows "CC on"
 wait "$TD"
 ON_R=$(($(sum_stat tx_retransmits sroce_s1 sroce_s2) - R0))
+# What made them resend: a timeout (no answer in time) or a NAK (a gap).
+ON_TO=$(($(sum_stat retry_timeout sroce_s1 sroce_s2) - TO0))
+ON_NK=$(($(sum_stat rx_nak sroce_s1 sroce_s2) - NK0))
 ON_NP=$(($(hw_stat sroce_r np_cnp_sent) - NP0))
 ON_RP=$(($(sum_stat rp_cnp_handled sroce_s1 sroce_s2) - RP0))
 ON_MK=$(($(hw_stat sroce_r np_ecn_marked_roce_packets) - MK0))
@@ -261,7 +266,8 @@ ON_K1=$((ON_B1 * 8 / W_MS)) ON_K2=$((ON_B2 * 8 / W_MS))
 diag "CC on, over ${W_MS} ms: s1 $ON_K1 kbit/s ($(pct "$ON_B1" "$CAPB")‰)," \
 	"s2 $ON_K2 kbit/s ($(pct "$ON_B2" "$CAPB")‰) of ${RATE} Mbit/s;" \
 	"bottleneck sent $ON_SENT pkts, dropped $ON_DROP, marked $ON_MARK;" \
-	"CE seen at r $ON_MK, CNPs sent $ON_NP, handled $ON_RP; retransmits $ON_R"
+	"CE seen at r $ON_MK, CNPs sent $ON_NP, handled $ON_RP;" \
+	"retransmits $ON_R (timeouts $ON_TO, NAKs $ON_NK)"
 check "CC on: both transfers complete, every byte verified" [ "$W_OK" = 1 ]
 check "CC on: the bottleneck marks packets CE ($ON_MARK) and r counts them ($ON_MK)" \
 	[ "$ON_MARK" -gt 0 -a "$ON_MK" -gt 0 ]
