@@ -144,6 +144,13 @@ initramfs=$tree/build/vm/initramfs-$kver.cpio.gz
 
 cmdline="console=ttyS0,115200 slub_debug=FZPU panic=-1 log_buf_len=4M"
 cmdline+=" mitigations=off random.trust_cpu=on"
+# Under TCG every vCPU's TSC is QEMU's one virtual clock.  The kernel's
+# checks of it against the emulated HPET (at boot, and by the clocksource
+# watchdog later) still fail now and then, on emulation delays; the guest
+# then falls back to the HPET for good, each clock read becomes an exit
+# to QEMU, and everything runs slower and less evenly from that moment,
+# tests and bench alike.  Seen in long boots on both kernels.
+cmdline+=" tsc=reliable"
 cmdline+=" sroce_vm.runner=$here/guest-run.sh sroce_vm.tree=$tree"
 [ -z "$append" ] || cmdline+=" $append"
 
