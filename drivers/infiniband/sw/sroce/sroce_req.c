@@ -1012,6 +1012,12 @@ void sroce_req_heard(struct sroce_qp *qp)
  * other mode's work in flight (a worker draining what it was given),
  * which would flatter the new mode: the pace is timed from the
  * SROCE_DB_SETTLE-th on.
+ *
+ * An epoch lasts well under a millisecond: one interrupt or preemption
+ * in it can double its pace.  A kept mode's pace is therefore the better
+ * of its last two epochs, so that one such epoch does not hand the choice
+ * to the other mode; a streaming poster paid for every such needless
+ * inline epoch with the worker's share of the work.
  */
 static bool sroce_db_defer(struct sroce_db_hint *db, u64 now)
 {
@@ -1025,16 +1031,20 @@ static bool sroce_db_defer(struct sroce_db_hint *db, u64 now)
 	if (rings == SROCE_DB_SETTLE) {
 		WRITE_ONCE(db->start, now);
 	} else if (rings == SROCE_DB_EPOCH) {
-		WRITE_ONCE(db->span[defer],
-			   div_u64(now - READ_ONCE(db->start),
-				   SROCE_DB_EPOCH - SROCE_DB_SETTLE));
-		rings = 0;
+		u64 span = div_u64(now - READ_ONCE(db->start),
+				   SROCE_DB_EPOCH - SROCE_DB_SETTLE);
+		u64 prev = READ_ONCE(db->prev);
+
+		WRITE_ONCE(db->prev, span);
 		epochs = READ_ONCE(db->epochs) + 1;
-		if (!READ_ONCE(db->span[!defer]) || epochs >= SROCE_DB_PROBE) {
+		if (epochs > 1 && prev < span)
+			span = prev;	/* the last epoch had this mode too */
+		WRITE_ONCE(db->span[defer], span);
+		rings = 0;
+		if (!READ_ONCE(db->span[!defer]) || epochs >= SROCE_DB_PROBE ||
+		    (READ_ONCE(db->span[1]) < READ_ONCE(db->span[0])) != defer) {
 			defer = !defer;
 			epochs = 0;
-		} else {
-			defer = READ_ONCE(db->span[1]) < READ_ONCE(db->span[0]);
 		}
 		WRITE_ONCE(db->epochs, epochs);
 		WRITE_ONCE(db->defer, defer);

@@ -11,21 +11,19 @@
 struct sroce_dev;
 
 /*
- * How a process rings its QPs' doorbells (sroce_req_doorbell()): kept per
- * user context, since one poster streaming over many QPs rings each of
- * them only now and then.
- */
-/*
  * How a user context's doorbells run the requester (sroce_req_doorbell()):
  * the mode of this epoch, and the pace each mode gave when last tried.
+ * Kept per user context, since one poster streaming over many QPs rings
+ * each of them only now and then.
  */
 struct sroce_db_hint {
 	u64 last;		/* local_clock() at the last timed doorbell */
 	u64 start;		/* ... when this epoch's timing began */
-	u64 span[2];		/* ns per doorbell in the last epoch of a mode */
+	u64 span[2];		/* ns per doorbell a mode gave (sroce_db_defer()) */
+	u64 prev;		/* ns per doorbell in the last epoch, either mode */
 	u32 rings;		/* doorbells counted in this epoch */
 	u8 defer;		/* this epoch's mode: 1 kicks the worker */
-	u8 epochs;		/* epochs since the other mode was tried */
+	u8 epochs;		/* epochs since the mode last changed */
 	bool heard;		/* a QP got a request or READ response since */
 };
 
