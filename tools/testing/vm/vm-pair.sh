@@ -20,11 +20,12 @@ usage() {
 usage: ${0##*/} [options] -- SERVER_SCRIPT [ARGS...] -- CLIENT_SCRIPT [ARGS...]
   --kver KVER  --kernel-image PATH  --results DIR  --timeout SECS
   --mem MB (default 1536)  --smp N (default 1)  --append STR
+  --linger SECS (default 300): how long one guest may outlive the other
 EOF
 	exit 64
 }
 
-results='' timeout_s=600 mem=1536 smp=1
+results='' timeout_s=600 mem=1536 smp=1 linger=300
 common=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
+	--linger) linger=${2:?}; shift 2 ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
 	*) echo "${0##*/}: unknown option $1" >&2; usage ;;
@@ -94,15 +96,33 @@ if [ "$first_rc" = 125 ]; then
 	echo "vm-pair: a guest's boot hung; stopping the other" >&2
 	kill "$server_pid" "$client_pid" 2>/dev/null
 fi
+# The guests only work together: once one is gone, the other can at most
+# finish up.  One that lingers is stuck, e.g. a server guest whose NIC
+# stopped transmitting (virtio-net "transmit queue 0 timed out") waits for
+# a client that has given up; it would otherwise hold on to its whole
+# timeout.
+# outlive PID ROLE: wait for the remaining guest, at most $linger seconds.
+outlive() {
+	local t=0
+	while kill -0 "$1" 2>/dev/null && [ "$t" -lt "$linger" ]; do
+		sleep 1
+		t=$((t + 1))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		echo "vm-pair: the $2 guest outlived its peer by ${linger}s; stopping it" >&2
+		kill "$1" 2>/dev/null
+	fi
+	wait "$1"
+}
 if [ "$first_pid" = "$server_pid" ]; then
 	server_rc=$first_rc
 	server_pid=''
-	wait "$client_pid"
+	outlive "$client_pid" client
 	client_rc=$?
 else
 	client_rc=$first_rc
 	client_pid=''
-	wait "$server_pid"
+	outlive "$server_pid" server
 	server_rc=$?
 fi
 server_pid='' client_pid=''
