@@ -145,14 +145,23 @@ def plot_input(kver, tables):
         tcp_v = tcp_cell(tcp[0]) if tcp else None
         if tcp_v:
             lines.append("series TCP")
+        # Table B: what the link carries with no transport on it, drawn
+        # across the sizes as TCP is.
+        link = [r for r in rows if r["metric"] == "link_udp_gbps" and
+                "link" in r]
+        link_v = link[0]["link"] if link else None
+        if link_v:
+            lines.append("series link-ceiling")
         for i, (drv, op) in enumerate(series):
             for r in bw:
                 if r["metric"] == op + "_bw_gbps" and drv in r:
                     x = math.log2(int(r["param"]) / 1024)
                     lines.append("point %d %g %g" % (i, x, r[drv]["median"]))
-        if tcp_v:
+        extra = [v for v in (tcp_v, link_v) if v]
+        for i, v in enumerate(extra):
             for x in (2, 6, 10):
-                lines.append("point %d %g %g" % (len(series), x, tcp_v["median"]))
+                lines.append("point %d %g %g" % (len(series) + i, x,
+                                                 v["median"]))
         for r in rows:
             if r["metric"].endswith("_lat_us") and r["param"] == "typ" and \
                     "rxe" in r and "sroce" in r:
