@@ -342,9 +342,11 @@ static void sroce_wq_flush(struct sroce_qp *qp, struct sroce_wq *wq)
 	struct sroce_queue *q = &wq->queue;
 	unsigned long flags;
 	u64 wr_id;
+	u32 n;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	while (!sroce_queue_empty(q)) {
+	/* What the poster had posted when we looked: its index may run on. */
+	for (n = sroce_queue_posted(q); n; n--) {
 		/* One 8-byte read of possibly user-owned memory: no trust. */
 		wr_id = READ_ONCE(((struct rxe_recv_wqe *)
 				   sroce_queue_consumer_addr(q))->wr_id);
@@ -365,6 +367,7 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 	struct sroce_swqe *w;
 	unsigned long flags;
 	u64 wr_id;
+	u32 n;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	sroce_comp_advance(qp);
@@ -385,7 +388,8 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 			sroce_flush_one(qp, qp->scq, w->wr_id, true);
 		}
 	}
-	while (!sroce_queue_empty(q)) {
+	/* The rest, as posted when we looked (sroce_wq_flush()). */
+	for (n = sroce_queue_posted(q); n; n--) {
 		wr_id = READ_ONCE(((struct rxe_send_wqe *)
 				   sroce_queue_consumer_addr(q))->wr.wr_id);
 		sroce_queue_advance_consumer(q);
@@ -453,8 +457,9 @@ static void sroce_wq_reset(struct sroce_wq *wq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	while (!sroce_queue_empty(q))
-		sroce_queue_advance_consumer(q);
+	q->own = (q->own + sroce_queue_posted(q)) & q->index_mask;
+	/* Release: as for sroce_queue_advance_consumer(). */
+	smp_store_release(&q->buf->consumer_index, q->own);
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 

@@ -12,6 +12,12 @@
  *
  * Indices are stored masked, as the ABI requires; a ring of 2^n slots holds
  * 2^n - 1 elements.
+ *
+ * A loop over the other side's elements takes their number once, from one
+ * read of its index (sroce_queue_posted()), and runs at most that often: a
+ * process that keeps moving its index ahead while the kernel consumes under
+ * a spinlock must not keep the kernel in the loop.  No loop tests the
+ * other side's index for its exit condition.
  */
 #ifndef SROCE_QUEUE_H
 #define SROCE_QUEUE_H
@@ -84,6 +90,10 @@ static inline u32 sroce_queue_peer_index(const struct sroce_queue *q)
 	return smp_load_acquire(peer) & q->index_mask;
 }
 
+/*
+ * Elements between the two indices, from one read of the other side's:
+ * at most sroce_queue_capacity().  The bound of every loop over them.
+ */
 static inline u32 sroce_queue_count(const struct sroce_queue *q)
 {
 	u32 peer = sroce_queue_peer_index(q);
@@ -103,6 +113,17 @@ static inline bool sroce_queue_full(struct sroce_queue *q)
 }
 
 /*
+ * Consumer side: elements posted, from one read of the producer's index,
+ * which sroce_queue_next() then starts from.  The bound of a loop that
+ * consumes them all (see the top of this file).
+ */
+static inline u32 sroce_queue_posted(struct sroce_queue *q)
+{
+	q->peer = sroce_queue_peer_index(q);
+	return (q->peer - q->own) & q->index_mask;
+}
+
+/*
  * Consumer side: is there an element to consume?  Reads the producer's
  * index only when the elements it showed last time are used up.
  */
@@ -114,6 +135,7 @@ static inline bool sroce_queue_next(struct sroce_queue *q)
 	return q->peer != q->own;
 }
 
+/* One test, never a loop condition (see the top of this file). */
 static inline bool sroce_queue_empty(const struct sroce_queue *q)
 {
 	return sroce_queue_count(q) == 0;
