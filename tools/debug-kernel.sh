@@ -49,15 +49,6 @@ CONFIG_NET_CLS_ACT=y
 CONFIG_NET_ACT_GACT=y
 CONFIG_NET_ACT_PEDIT=y
 CONFIG_NET_ACT_CSUM=y
-# t_security: ESP in transport mode encrypts an skb's page fragments in
-# place unless they are marked shared (the sender's registered memory)
-CONFIG_XFRM_USER=y
-CONFIG_INET_ESP=y
-CONFIG_INET6_ESP=y
-CONFIG_CRYPTO_AES=y
-CONFIG_CRYPTO_GCM=y
-CONFIG_CRYPTO_SEQIV=y
-CONFIG_CRYPTO_ECHAINIV=y
 CONFIG_DEVTMPFS=y
 CONFIG_TMPFS=y
 CONFIG_MODULES=y

@@ -164,6 +164,20 @@ u8 sroce_credit_code(u32 count);
 u32 sroce_rnr_timer_us(u8 code);
 u8 sroce_rnr_timer_code(u32 usec);
 
+/* IBTA 9.4.3: a RETH DMA length beyond 2^31 is an invalid request. */
+#define SROCE_MAX_DMA_LEN		0x80000000u
+
+/** sroce_reth_len_ok() - may a request ask for @dma_len bytes? */
+static inline bool sroce_reth_len_ok(u32 dma_len)
+{
+	return dma_len <= SROCE_MAX_DMA_LEN;
+}
+
+/* The default P_Key, full membership (IBTA 10.9.1.2; RoCE has only it). */
+#define SROCE_PKEY_DEFAULT		0xffff
+
+bool sroce_pkey_match(u16 ours, u16 theirs);
+
 /* Annex A17.9.2: BTH + 16 reserved bytes + ICRC. */
 #define SROCE_CNP_BYTES		(SROCE_BTH_BYTES + SROCE_CNP_RSVD_BYTES + \
 				 SROCE_ICRC_BYTES)

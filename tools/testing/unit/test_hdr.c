@@ -427,6 +427,24 @@ static void test_aeth(void)
 	      "reserved syndromes and NAK codes are invalid");
 }
 
+static void test_pkey(void)
+{
+	CHECK(sroce_pkey_match(0xffff, 0xffff) &&
+	      sroce_pkey_match(0xffff, 0x7fff) &&
+	      sroce_pkey_match(0x7fff, 0xffff),
+	      "P_Key: full and limited members of the default partition match");
+	CHECK(!sroce_pkey_match(0x7fff, 0x7fff),
+	      "P_Key: two limited members do not");
+	CHECK(!sroce_pkey_match(0xffff, 0x8001) &&
+	      !sroce_pkey_match(0xffff, 0x0000) &&
+	      !sroce_pkey_match(0xffff, 0x8000) &&
+	      !sroce_pkey_match(0x8000, 0x8000),
+	      "P_Key: other partitions and the invalid key do not");
+	CHECK(sroce_reth_len_ok(0) && sroce_reth_len_ok(0x80000000u) &&
+	      !sroce_reth_len_ok(0x80000001u) && !sroce_reth_len_ok(~0u),
+	      "RETH: DMA length up to 2^31");
+}
+
 static void test_cnp(void)
 {
 	u8 buf[SROCE_CNP_BYTES];
@@ -456,6 +474,7 @@ int main(void)
 	test_pkt_finish();
 	test_pkt_verdicts();
 	test_aeth();
+	test_pkey();
 	test_cnp();
 	return KTAP_DONE();
 }

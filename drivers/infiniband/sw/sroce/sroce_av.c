@@ -97,16 +97,26 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
+	err = sroce_res_get(sdev, SROCE_RES_AH);
+	if (err)
+		return err;
 
 	ah->av = kmalloc(sizeof(*ah->av), gfp);
-	if (!ah->av)
-		return -ENOMEM;
+	if (!ah->av) {
+		err = -ENOMEM;
+		goto err_res;
+	}
 	err = sroce_av_from_attr(ah->av, init->ah_attr);
 	if (err)
 		goto err_free;
+	ah->av->pd = ibah->pd;
 
-	/* AH number 0 means "AV in the WQE" in the rxe ABI: start at 1. */
-	err = xa_alloc_cyclic_irq(&sdev->ah_xa, &ah->ah_num, ah->av,
+	/*
+	 * AH number 0 means "AV in the WQE" in the rxe ABI: start at 1.
+	 * Reserved here, published only once the caller has its number:
+	 * the transmit path must never find an AH that is still undone.
+	 */
+	err = xa_alloc_cyclic_irq(&sdev->ah_xa, &ah->ah_num, NULL,
 				  XA_LIMIT(1, SROCE_MAX_AH - 1), &sdev->ah_next,
 				  gfp);
 	if (err < 0)
@@ -118,12 +128,16 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		if (err)
 			goto err_erase;
 	}
+	/* The slot is reserved: storing allocates nothing and cannot fail. */
+	xa_store_irq(&sdev->ah_xa, ah->ah_num, ah->av, gfp);
 	return 0;
 
 err_erase:
 	xa_erase_irq(&sdev->ah_xa, ah->ah_num);
 err_free:
-	kfree(ah->av);
+	kfree(ah->av);	/* never published */
+err_res:
+	sroce_res_put(sdev, SROCE_RES_AH);
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
@@ -144,5 +158,6 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 	/* The transmit path may be reading it under RCU. */
 	kfree_rcu(ah->av, rcu);
+	sroce_res_put(sdev, SROCE_RES_AH);
 	return 0;
 }

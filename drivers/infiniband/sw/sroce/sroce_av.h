@@ -33,6 +33,8 @@ struct sroce_av {
 	} saddr, daddr;
 	/* The QP's route cache (RC/UC); NULL for AHs: looked up per packet */
 	struct dst_cache *dcache;
+	/* AHs: the PD, which a UD QP using the AH by number must share */
+	struct ib_pd *pd;
 	struct rcu_head rcu;
 };
 

@@ -45,6 +45,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
 	if (err)
 		return err;
+	err = sroce_res_get(to_sroce_dev(ibcq->device), SROCE_RES_CQ);
+	if (err)
+		return err;
 
 	spin_lock_init(&cq->lock);
 	tasklet_setup(&cq->comp_tasklet, sroce_cq_comp_tasklet);
@@ -52,17 +55,21 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = sroce_queue_init(&cq->queue, attr->cqe, sroce_cqe_size(cq->user),
 			       SROCE_QUEUE_KERNEL_PRODUCES, uctx, &resp.mi);
 	if (err)
-		return err;
+		goto err_res;
 
 	if (udata) {
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err) {
 			sroce_queue_cleanup(&cq->queue);
-			return err;
+			goto err_res;
 		}
 	}
 	ibcq->cqe = attr->cqe;
 	return 0;
+
+err_res:
+	sroce_res_put(to_sroce_dev(ibcq->device), SROCE_RES_CQ);
+	return err;
 }
 
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -72,6 +79,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	/* ib_core guarantees no QP uses the CQ any more. */
 	tasklet_kill(&cq->comp_tasklet);
 	sroce_queue_cleanup(&cq->queue);
+	sroce_res_put(to_sroce_dev(ibcq->device), SROCE_RES_CQ);
 	return 0;
 }
 

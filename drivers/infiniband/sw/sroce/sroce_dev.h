@@ -22,6 +22,18 @@
 
 struct sroce_net;
 
+/* Objects counted against the limits query_device advertises. */
+enum sroce_res {
+	SROCE_RES_PD,
+	SROCE_RES_CQ,
+	SROCE_RES_QP,
+	SROCE_RES_SRQ,
+	SROCE_RES_MR,
+	SROCE_RES_MW,
+	SROCE_RES_AH,
+	SROCE_RES_NUM,
+};
+
 struct sroce_dev {
 	struct ib_device ibdev;
 	/*
@@ -64,6 +76,8 @@ struct sroce_dev {
 	struct sroce_cc_cfg __rcu *cc;
 	struct mutex cc_mutex;		/* serializes settings writers */
 	atomic_t cc_gen;		/* bumped by every settings change */
+	/* Live objects per enum sroce_res (sroce_res_get()). */
+	atomic_t res[SROCE_RES_NUM];
 };
 
 static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
@@ -79,6 +93,10 @@ static inline struct sroce_dev *to_sroce_dev(struct ib_device *ibdev)
 	ibdev_err_ratelimited(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
 
 extern struct workqueue_struct *sroce_wq;
+
+int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r);
+void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r);
+void sroce_mem_drain(void);
 
 enum ib_port_state sroce_port_state(struct sroce_dev *sdev);
 void sroce_port_update(struct sroce_dev *sdev);

@@ -134,6 +134,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
 	sroce_cc_dev_fini(sdev);
+	/* Freed MRs release their pages through this device (sroce_mr.c). */
+	sroce_mem_drain();
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	/* ib_core destroyed every MR, AH, QP and SRQ before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
@@ -301,11 +303,15 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 
 	/*
 	 * The notifier cannot see a device before registration completes:
-	 * catch a netdev that started unregistering meanwhile, under RTNL so
-	 * the check and the notifier cannot interleave.
+	 * catch a netdev that started unregistering meanwhile, or moved to
+	 * another namespace (whose move unregisters it there and registers
+	 * it anew: its old namespace's exit would wait for this device's
+	 * sockets forever), under RTNL so the check and the notifier cannot
+	 * interleave.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED)
+	if (ndev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(ndev), sdev->snet->net))
 		ib_unregister_device_queued(&sdev->ibdev);
 	else
 		sroce_port_update(sdev);

@@ -13,9 +13,9 @@
  * context under sroce_mcast.lock, which is taken before RTNL and the
  * socket lock (the IP joins need both): none of them may be called with
  * RTNL held.  The receive softirq walks groups and attachments under RCU;
- * both are freed after a grace period.  A destroyed QP's attachments are
- * unlinked before sroce_destroy_qp() waits for its grace period, so the
- * receive path never sees a QP that is going away.
+ * both are freed after a grace period.  The receive path reaches a QP
+ * through its struct sroce_qp_ref, which sroce_destroy_qp() drains after
+ * unlinking the QP's attachments.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -53,7 +53,8 @@ struct sroce_mcg {
 /* One QP attached to a group. */
 struct sroce_mcast_att {
 	struct list_head node;
-	struct sroce_qp *qp;
+	struct sroce_qp *qp;		/* under mc->lock: which QP */
+	struct sroce_qp_ref *ref;	/* under RCU: the receive path's way in */
 	struct rcu_head rcu;
 };
 
@@ -187,6 +188,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	if (!att)
 		return -ENOMEM;
 	att->qp = qp;
+	att->ref = qp->rxref;
 
 	mutex_lock(&mc->lock);
 	g = sroce_mcg_find(mc, gid);
@@ -263,8 +265,9 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
  * sroce_mcast_qp_cleanup() - detach a QP that is being destroyed
  * @qp: the QP, already out of the device's QP table
  *
- * Unlinks every attachment of @qp; the caller's RCU grace period before
- * the QP is freed covers receive softirqs still walking them.
+ * Unlinks every attachment of @qp; receive softirqs still walking them
+ * reach the QP only through its struct sroce_qp_ref, which the caller
+ * drains.
  *
  * Context: process context; must not be called with RTNL held.
  */
@@ -351,6 +354,7 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	struct sroce_mcast_att *att;
 	struct sroce_mcg *g;
 	union ib_gid mgid;
+	struct sroce_qp *qp;
 
 	if (ip_hdr(skb)->version == 4)
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
@@ -369,6 +373,11 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
 		return;
 	}
-	list_for_each_entry_rcu(att, &g->qps, node)
-		sroce_resp_rx(att->qp, &rx, pkt);
+	list_for_each_entry_rcu(att, &g->qps, node) {
+		qp = sroce_qp_rx_get(att->ref);
+		if (!qp)
+			continue;	/* being destroyed */
+		sroce_resp_rx(qp, &rx, pkt);
+		sroce_qp_rx_put(qp);
+	}
 }

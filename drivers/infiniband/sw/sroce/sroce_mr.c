@@ -41,49 +41,74 @@ static int sroce_check_access(int access)
 	return 0;
 }
 
+static void sroce_mem_free_work(struct work_struct *work);
+
+/* Fields every memory object starts with; its own reference held. */
+static void sroce_mem_init(struct sroce_mem *mem, enum sroce_mem_type type,
+			   struct ib_pd *pd)
+{
+	refcount_set(&mem->ref, 1);
+	INIT_RCU_WORK(&mem->free_work, sroce_mem_free_work);
+	spin_lock_init(&mem->lock);
+	mem->type = type;
+	mem->pd = pd;
+}
+
+/* Reserve a key index for @mem; published once complete (two phases). */
+static int sroce_mem_reserve(struct sroce_dev *sdev, struct sroce_mem *mem)
+{
+	u32 index;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, SROCE_MAX_MR - 1), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	mem->lkey = index << 8 | (get_random_u32() & 0xff);
+	mem->rkey = mem->lkey;
+	return 0;
+}
+
+static void sroce_mem_publish(struct sroce_dev *sdev, struct sroce_mem *mem)
+{
+	xa_store(&sdev->mr_xa, mem->lkey >> 8, mem, GFP_KERNEL);
+}
+
 static struct sroce_mr *sroce_mr_alloc(struct ib_pd *ibpd,
 				       enum sroce_mem_type type, int access)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);
 	struct sroce_mr *mr;
-	u32 index;
 	int err;
 
+	err = sroce_res_get(sdev, SROCE_RES_MR);
+	if (err)
+		return ERR_PTR(err);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
+	if (!mr) {
+		sroce_res_put(sdev, SROCE_RES_MR);
 		return ERR_PTR(-ENOMEM);
-	refcount_set(&mr->mem.ref, 1);
-	init_completion(&mr->mem.released);
-	mr->mem.type = type;
+	}
+	sroce_mem_init(&mr->mem, type, ibpd);
 	mr->mem.state = type == SROCE_MEM_FAST ? SROCE_MEM_FREE :
 						 SROCE_MEM_VALID;
-	mr->mem.pd = ibpd;
 	mr->mem.access = access & SROCE_ACCESS_SUPPORTED;
-
-	/* Reserve the index now, publish the object once it is complete. */
-	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
-			      XA_LIMIT(1, SROCE_MAX_MR - 1), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0) {
+	err = sroce_mem_reserve(sdev, &mr->mem);
+	if (err) {
+		sroce_res_put(sdev, SROCE_RES_MR);
 		kfree(mr);
-		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
+		return ERR_PTR(err);
 	}
-	mr->mem.lkey = index << 8 | (get_random_u32() & 0xff);
-	mr->mem.rkey = mr->mem.lkey;
 	mr->ibmr.lkey = mr->mem.lkey;
 	mr->ibmr.rkey = mr->mem.rkey;
 	return mr;
 }
 
-static void sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
-{
-	xa_store(&sdev->mr_xa, mr->mem.lkey >> 8, &mr->mem, GFP_KERNEL);
-}
-
 /*
  * Take @mem's key out of the table; hints found before are dropped from
- * now on.  The caller waits an RCU grace period before the object goes,
- * as for any lookup.
+ * now on.  The object is freed a grace period after its last reference
+ * (sroce_mem_put()), as for any lookup.
  */
 static void sroce_mem_unpublish(struct sroce_dev *sdev, struct sroce_mem *mem)
 {
@@ -92,25 +117,56 @@ static void sroce_mem_unpublish(struct sroce_dev *sdev, struct sroce_mem *mem)
 	atomic64_inc_return(&sdev->mr_gone);
 }
 
+/*
+ * A grace period after the last reference: no packet can be using the
+ * object (data-path users take none: sroce_mem_find()), and no holder has
+ * one.  Process context, as unpinning pages needs.
+ */
+static void sroce_mem_free_work(struct work_struct *work)
+{
+	struct sroce_mem *mem = container_of(to_rcu_work(work),
+					     struct sroce_mem, free_work);
+
+	kvfree(mem->upages);
+	if (mem->umem)
+		ib_umem_release(mem->umem);
+	kfree(mem->fmap);
+	kfree(mem->fstage);
+	if (mem->type == SROCE_MEM_MW)
+		kfree(mem);
+	else
+		kfree(container_of(mem, struct sroce_mr, mem));
+}
+
+/*
+ * Drop a reference; the last one frees @mem after a grace period, with no
+ * one waiting for it: deregistration in bulk (registration caches, process
+ * exit) costs no grace period per object.  Any context.
+ */
+static void sroce_mem_put(struct sroce_mem *mem)
+{
+	if (refcount_dec_and_test(&mem->ref))
+		queue_rcu_work(sroce_wq, &mem->free_work);
+}
+
+/* Undo of sroce_mr_alloc() and of registration, for the verbs. */
 static void sroce_mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	sroce_mem_unpublish(sdev, &mr->mem);
-	/*
-	 * Data-path users hold no reference (sroce_mem_find()): the grace
-	 * period waits for those that found the MR before it left the table.
-	 * Then the counted holders, and only then do the pages go.
-	 * Expedited: applications deregister in bulk (registration caches,
-	 * teardown), and a normal grace period took 15 ms per MR in a
-	 * 2-vCPU guest, against 0.06 ms expedited.
-	 */
-	synchronize_rcu_expedited();
-	if (!refcount_dec_and_test(&mr->mem.ref))
-		wait_for_completion(&mr->mem.released);
-	kvfree(mr->mem.upages);
-	if (mr->mem.umem)
-		ib_umem_release(mr->mem.umem);
-	kfree(mr->mem.pages);
-	kfree(mr);
+	sroce_res_put(sdev, SROCE_RES_MR);
+	sroce_mem_put(&mr->mem);
+}
+
+/**
+ * sroce_mem_drain() - wait until every freed memory object is gone
+ *
+ * For device removal and module unload: freeing releases user pages
+ * through the device (ib_umem_release()), which must still exist.
+ */
+void sroce_mem_drain(void)
+{
+	rcu_barrier();
+	flush_workqueue(sroce_wq);
 }
 
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -125,7 +181,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->mem.length = U64_MAX;
-	sroce_mr_publish(to_sroce_dev(ibpd->device), mr);
+	sroce_mem_publish(to_sroce_dev(ibpd->device), &mr->mem);
 	return &mr->ibmr;
 }
 
@@ -181,13 +237,20 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr->ustart = start;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
-	sroce_mr_publish(sdev, mr);
+	sroce_mem_publish(sdev, &mr->mem);
 	return &mr->ibmr;
+}
+
+static struct sroce_fmap *sroce_fmap_alloc(u32 max_pages)
+{
+	return kzalloc(struct_size_t(struct sroce_fmap, pages, max_pages),
+		       GFP_KERNEL);
 }
 
 struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg)
 {
+	struct sroce_dev *sdev = to_sroce_dev(ibpd->device);
 	struct sroce_mr *mr;
 
 	if (type != IB_MR_TYPE_MEM_REG)
@@ -198,50 +261,66 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	mr = sroce_mr_alloc(ibpd, SROCE_MEM_FAST, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->mem.pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
-	if (!mr->mem.pages) {
-		sroce_mr_free(to_sroce_dev(ibpd->device), mr);
+	mr->mem.fmap = sroce_fmap_alloc(max_num_sg);
+	mr->mem.fstage = sroce_fmap_alloc(max_num_sg);
+	if (!mr->mem.fmap || !mr->mem.fstage) {
+		sroce_mr_free(sdev, mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->mem.max_pages = max_num_sg;
-	sroce_mr_publish(to_sroce_dev(ibpd->device), mr);
+	sroce_mem_publish(sdev, &mr->mem);
 	return &mr->ibmr;
 }
 
 static int sroce_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct sroce_mem *mem = &to_sroce_mr(ibmr)->mem;
+	struct sroce_fmap *m = mem->fstage;
 
-	if (mem->npages >= mem->max_pages)
+	if (m->npages >= mem->max_pages)
 		return -ENOMEM;
-	mem->pages[mem->npages++] = addr;
+	m->pages[m->npages++] = addr;
 	return 0;
 }
 
 /*
- * Builds the page list a later IB_WR_REG_MR makes valid; the MR itself
- * stays as it is until then (IBTA 10.6.3.6).
+ * Builds the page list a later IB_WR_REG_MR makes valid, in the staging
+ * mapping: the MR may be in use (a ULP maps it again before the
+ * invalidation it posted ahead of the registration has run), and keeps
+ * its mapping until the registration (IBTA 10.6.3.6).
  */
 int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset)
 {
 	struct sroce_mem *mem = &to_sroce_mr(ibmr)->mem;
+	struct sroce_fmap *m = mem->fstage;
 
-	int n;
-
-	mem->npages = 0;
-	mem->page_shift = ilog2(ibmr->page_size);
-	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
+	if (mem->type != SROCE_MEM_FAST || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < SZ_4K || ibmr->page_size > SZ_1G)
+		return -EINVAL;
+	m->npages = 0;
+	m->page_shift = ilog2(ibmr->page_size);
 	/* Where the MR's first byte sits in the first page. */
-	mem->fast_off0 = ibmr->iova & (ibmr->page_size - 1);
-	return n;
+	m->off0 = ibmr->iova & (ibmr->page_size - 1);
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_set_page);
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	/* Bound memory windows pin the MR (IBTA 10.6.7.2.4). */
-	if (atomic_read(&to_sroce_mr(ibmr)->mem.num_mw))
+	struct sroce_mem *mem = &to_sroce_mr(ibmr)->mem;
+	unsigned long flags;
+
+	/*
+	 * Bound memory windows pin the MR (IBTA 10.6.7.2.4).  Tested under
+	 * the lock a bind takes to add one, which @dying then refuses.
+	 */
+	spin_lock_irqsave(&mem->lock, flags);
+	if (mem->num_mw) {
+		spin_unlock_irqrestore(&mem->lock, flags);
 		return -EBUSY;
+	}
+	mem->dying = true;
+	spin_unlock_irqrestore(&mem->lock, flags);
 	sroce_mr_free(to_sroce_dev(ibmr->device), to_sroce_mr(ibmr));
 	return 0;
 }
@@ -313,12 +392,6 @@ struct sroce_mem *sroce_mem_find(struct sroce_dev *sdev, u32 key,
 	return mem;
 }
 
-static void sroce_mem_put(struct sroce_mem *mem)
-{
-	if (refcount_dec_and_test(&mem->ref))
-		complete(&mem->released);
-}
-
 /**
  * sroce_mem_check() - may @len bytes at @iova be accessed through @mem?
  * @mem: memory object (from sroce_mem_find() or sroce_mem_get())
@@ -356,6 +429,8 @@ int sroce_mem_check(const struct sroce_mem *mem, struct ib_pd *pd, u64 iova,
 static void *sroce_mem_map(struct sroce_mem *mem, u64 iova, u32 *contig,
 			   struct page **page)
 {
+	const struct sroce_fmap *m;
+	u32 shift;
 	u64 off, psz;
 	u8 *va;
 
@@ -374,12 +449,19 @@ static void *sroce_mem_map(struct sroce_mem *mem, u64 iova, u32 *contig,
 		va = kmap_local_page(*page);
 		return va + (off & ~PAGE_MASK);
 	case SROCE_MEM_FAST:
-		psz = 1ULL << mem->page_shift;
-		off = iova - mem->iova + mem->fast_off0;
-		if ((off >> mem->page_shift) >= mem->npages)
+		/*
+		 * Acquire: the mapping is complete before it is swapped in
+		 * (sroce_mem_fast_reg()).  The index is checked against the
+		 * mapping's own count, whatever a later map_mr_sg writes.
+		 */
+		m = smp_load_acquire(&mem->fmap);
+		shift = READ_ONCE(m->page_shift);
+		psz = 1ULL << shift;
+		off = iova - mem->iova + READ_ONCE(m->off0);
+		if ((off >> shift) >= READ_ONCE(m->npages))
 			return NULL;
 		*contig = psz - (off & (psz - 1));
-		return (void *)(uintptr_t)(mem->pages[off >> mem->page_shift] +
+		return (void *)(uintptr_t)(READ_ONCE(m->pages[off >> shift]) +
 					   (off & (psz - 1)));
 	case SROCE_MEM_MW:
 		break;	/* windows resolve to their MR first */
@@ -481,6 +563,12 @@ int sroce_mem_to_skb(struct sroce_mem *mem, u64 iova, struct sk_buff *skb,
 
 	if (mem->type != SROCE_MEM_USER)
 		return -EOPNOTSUPP;
+	/*
+	 * The pages are the process's, which may write them at any time:
+	 * whatever would change a fragment in place (IPsec ESP encrypts in
+	 * place; checksum helpers) must copy it first (skb_has_shared_frag()).
+	 */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	while (len) {
 		off = iova - mem->iova + ib_umem_offset(mem->umem);
 		if ((off >> PAGE_SHIFT) >= mem->nupages)
@@ -696,9 +784,16 @@ int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access)
 {
 	struct sroce_mem *mem = &mr->mem;
 
+	struct sroce_fmap *m;
+
 	if ((key >> 8) != (mem->lkey >> 8) || mem->type != SROCE_MEM_FAST ||
 	    sroce_check_access(access))
 		return -EINVAL;
+	/* The staged mapping goes live; the old one is the next stage. */
+	m = mem->fstage;
+	mem->fstage = mem->fmap;
+	/* Release: pairs with the acquire in sroce_mem_map(). */
+	smp_store_release(&mem->fmap, m);
 	mem->access = access & SROCE_ACCESS_SUPPORTED;
 	mem->iova = mr->ibmr.iova;
 	mem->length = mr->ibmr.length;
@@ -711,7 +806,7 @@ int sroce_mem_fast_reg(struct sroce_mr *mr, u32 key, int access)
 	return 0;
 }
 
-/* Unbind @mw (mw_lock held): the window grants nothing any more. */
+/* Unbind @mw (its lock held): the window grants nothing any more. */
 static void sroce_mw_unbind(struct sroce_mem *mw)
 {
 	struct sroce_mem *mr = mw->mw_mr;
@@ -721,7 +816,9 @@ static void sroce_mw_unbind(struct sroce_mem *mw)
 	if (mw->mw_type == IB_MW_TYPE_2)
 		WRITE_ONCE(mw->state, SROCE_MEM_FREE);
 	if (mr) {
-		atomic_dec(&mr->num_mw);
+		spin_lock(&mr->lock);
+		mr->num_mw--;
+		spin_unlock(&mr->lock);
 		sroce_mem_put(mr);
 	}
 }
@@ -754,13 +851,13 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 		err = 0;
 	} else if (mem->type == SROCE_MEM_MW && mem->mw_type == IB_MW_TYPE_2 &&
 		   mem->pd == pd) {
-		spin_lock_irqsave(&mem->mw_lock, flags);
+		spin_lock_irqsave(&mem->lock, flags);
 		if (READ_ONCE(mem->state) == SROCE_MEM_VALID &&
 		    (!remote || mem->mw_qpn == qpn)) {
 			sroce_mw_unbind(mem);
 			err = 0;
 		}
-		spin_unlock_irqrestore(&mem->mw_lock, flags);
+		spin_unlock_irqrestore(&mem->lock, flags);
 	}
 	sroce_mem_put(mem);
 	return err;
@@ -782,8 +879,10 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
  * the MR it is bound to, which the caller then uses at the same address.
  *
  * Context: under rcu_read_lock(), as sroce_mem_find().  A window's MR
- * cannot be deregistered while bound (num_mw), and once unbound its
- * deregistration waits for this section.
+ * cannot be deregistered while bound (num_mw), and once unbound it is
+ * freed no sooner than a grace period later.  The MR itself must still
+ * be valid and hold the window's range: a fast-registration MR may have
+ * been invalidated or registered anew since the bind.
  *
  * Return: the memory to access, or NULL (an access error).
  */
@@ -799,65 +898,75 @@ struct sroce_mem *sroce_mem_find_remote(struct sroce_dev *sdev, u32 rkey,
 		return NULL;
 	if (mem->type != SROCE_MEM_MW)
 		return sroce_mem_check(mem, pd, va, len, access) ? NULL : mem;
-	spin_lock_irqsave(&mem->mw_lock, flags);
+	spin_lock_irqsave(&mem->lock, flags);
 	if (READ_ONCE(mem->state) == SROCE_MEM_VALID && mem->mw_mr &&
 	    mem->pd == pd &&
 	    (mem->mw_type == IB_MW_TYPE_1 || mem->mw_qpn == qpn) &&
 	    (mem->access & access) == access && va >= mem->iova &&
-	    len <= mem->length && va - mem->iova <= mem->length - len) {
+	    len <= mem->length && va - mem->iova <= mem->length - len &&
+	    !sroce_mem_check(mem->mw_mr, pd, va, len, 0)) {
 		mr = mem->mw_mr;
 	}
-	spin_unlock_irqrestore(&mem->mw_lock, flags);
+	spin_unlock_irqrestore(&mem->lock, flags);
 	return mr;
 }
+
+/* Windows' locks nest outside their MR's (sroce_mw_unbind()). */
+static struct lock_class_key sroce_mw_lock_key;
 
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibmw->device);
 	struct sroce_mw *mw = to_sroce_mw(ibmw);
-	u32 index;
+	struct sroce_mem *mem;
 	int err;
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	refcount_set(&mw->mem.ref, 1);
-	init_completion(&mw->mem.released);
-	spin_lock_init(&mw->mem.mw_lock);
-	mw->mem.type = SROCE_MEM_MW;
-	mw->mem.mw_type = ibmw->type;
-	mw->mem.pd = ibmw->pd;
+	err = sroce_res_get(sdev, SROCE_RES_MW);
+	if (err)
+		return err;
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem) {
+		err = -ENOMEM;
+		goto err_res;
+	}
+	sroce_mem_init(mem, SROCE_MEM_MW, ibmw->pd);
+	lockdep_set_class(&mem->lock, &sroce_mw_lock_key);
+	mem->mw_type = ibmw->type;
 	/* A type 1 window is valid from the start, with nothing in it. */
-	mw->mem.state = ibmw->type == IB_MW_TYPE_1 ? SROCE_MEM_VALID :
-						     SROCE_MEM_FREE;
-	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
-			      XA_LIMIT(1, SROCE_MAX_MR - 1), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0)
-		return err == -EBUSY ? -ENOMEM : err;
-	mw->mem.lkey = index << 8 | (get_random_u32() & 0xff);
-	mw->mem.rkey = mw->mem.lkey;
-	ibmw->rkey = mw->mem.rkey;
-	xa_store(&sdev->mr_xa, index, &mw->mem, GFP_KERNEL);
+	mem->state = ibmw->type == IB_MW_TYPE_1 ? SROCE_MEM_VALID :
+						  SROCE_MEM_FREE;
+	err = sroce_mem_reserve(sdev, mem);
+	if (err)
+		goto err_free;
+	mw->mem = mem;
+	ibmw->rkey = mem->rkey;
+	sroce_mem_publish(sdev, mem);
 	return 0;
+
+err_free:
+	kfree(mem);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_MW);
+	return err;
 }
 
 int sroce_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct sroce_dev *sdev = to_sroce_dev(ibmw->device);
-	struct sroce_mem *mem = &to_sroce_mw(ibmw)->mem;
+	struct sroce_mem *mem = to_sroce_mw(ibmw)->mem;
 	unsigned long flags;
 
 	sroce_mem_unpublish(sdev, mem);
-	/*
-	 * ib_core frees the window on return: no lookup may still see it.
-	 * Expedited, as for an MR (sroce_mr_free()).
-	 */
-	synchronize_rcu_expedited();
-	if (!refcount_dec_and_test(&mem->ref))
-		wait_for_completion(&mem->released);
-	spin_lock_irqsave(&mem->mw_lock, flags);
+	/* A bind in progress holds a reference: @dying stops it binding. */
+	spin_lock_irqsave(&mem->lock, flags);
+	mem->dying = true;
 	sroce_mw_unbind(mem);
-	spin_unlock_irqrestore(&mem->mw_lock, flags);
+	spin_unlock_irqrestore(&mem->lock, flags);
+	sroce_res_put(sdev, SROCE_RES_MW);
+	/* Packets may still look at it: freed after a grace period. */
+	sroce_mem_put(mem);
 	return 0;
 }
 
@@ -905,16 +1014,25 @@ enum ib_wc_status sroce_mw_bind(struct sroce_dev *sdev, struct ib_pd *pd,
 		goto out;	/* only a type 1 window unbinds by length 0 */
 	}
 
-	spin_lock_irqsave(&mw->mw_lock, flags);
+	spin_lock_irqsave(&mw->lock, flags);
 	/* A bound type 2 window must be invalidated before a rebind. */
-	if (mw->mw_type == IB_MW_TYPE_2 &&
-	    READ_ONCE(mw->state) == SROCE_MEM_VALID) {
-		spin_unlock_irqrestore(&mw->mw_lock, flags);
+	if (mw->dying || (mw->mw_type == IB_MW_TYPE_2 &&
+			  READ_ONCE(mw->state) == SROCE_MEM_VALID)) {
+		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;
 	}
+	/* Counted where dereg_mr tests it; a deregistered MR takes none. */
+	if (mr) {
+		spin_lock(&mr->lock);
+		if (mr->dying) {
+			spin_unlock(&mr->lock);
+			spin_unlock_irqrestore(&mw->lock, flags);
+			goto out;
+		}
+		mr->num_mw++;
+		spin_unlock(&mr->lock);
+	}
 	sroce_mw_unbind(mw);
-	if (mr)
-		atomic_inc(&mr->num_mw);
 	mw->mw_mr = mr;		/* the reference moves to the window */
 	mr = NULL;
 	mw->iova = addr;
@@ -924,7 +1042,7 @@ enum ib_wc_status sroce_mw_bind(struct sroce_dev *sdev, struct ib_pd *pd,
 	WRITE_ONCE(mw->lkey, new_rkey);
 	WRITE_ONCE(mw->rkey, new_rkey);
 	WRITE_ONCE(mw->state, SROCE_MEM_VALID);
-	spin_unlock_irqrestore(&mw->mw_lock, flags);
+	spin_unlock_irqrestore(&mw->lock, flags);
 	st = IB_WC_SUCCESS;
 out:
 	if (mr)
@@ -959,7 +1077,8 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (mr->mem.type != SROCE_MEM_USER ||
 	    (flags & ~IB_MR_REREG_SUPPORTED))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (atomic_read(&mr->mem.num_mw))
+	/* Racy, as the caller's dereg of the old MR checks it again. */
+	if (READ_ONCE(mr->mem.num_mw))
 		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = mr->ustart;

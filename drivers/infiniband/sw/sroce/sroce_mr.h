@@ -5,16 +5,18 @@
  * one RCU read-side section, taking no reference: a message writes nothing
  * shared with the MR's other users (in a ping-pong the sender's gather and
  * the receiver's scatter of one buffer run on different CPUs).
- * Deregistration unpublishes the key and lets a grace period pass before
- * the pages go.  Verbs-side holders (window bindings, bind and invalidate
- * work requests) keep a counted reference, which it also waits for.
+ * Deregistration unpublishes the key; the pages go a grace period after
+ * the last counted reference (the verb's own, window bindings, bind and
+ * invalidate work requests in progress) is dropped, without anyone
+ * waiting for it.
  */
 #ifndef SROCE_MR_H
 #define SROCE_MR_H
 
-#include <linux/completion.h>
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
@@ -35,9 +37,22 @@ enum sroce_mem_state {
 	SROCE_MEM_VALID,
 };
 
+/*
+ * A fast-registration mapping (IB_WR_REG_MR): map_mr_sg fills one that no
+ * packet uses, and the work request swaps it in (sroce_mem_fast_reg()).
+ */
+struct sroce_fmap {
+	u32 npages;
+	u32 page_shift;
+	u32 off0;		/* offset of the first byte in pages[0] */
+	u64 pages[];		/* kernel virtual (ib_uses_virt_dma) */
+};
+
 struct sroce_mem {
+	/* The verb's own reference and the counted holders' (bind, invalidate) */
 	refcount_t ref;
-	struct completion released;
+	/* Frees the object a grace period after the last reference. */
+	struct rcu_work free_work;
 	enum sroce_mem_type type;
 	enum sroce_mem_state state;
 	struct ib_pd *pd;
@@ -50,16 +65,18 @@ struct sroce_mem {
 	/* SROCE_MEM_USER: the pinned pages, in order, for byte copies. */
 	struct page **upages;
 	u32 nupages;
-	/* SROCE_MEM_FAST: page addresses (kernel virtual, ib_uses_virt_dma) */
-	u64 *pages;
-	u32 npages;
+	/* SROCE_MEM_FAST: the mapping in use, and the one map_mr_sg fills */
+	struct sroce_fmap *fmap;
+	struct sroce_fmap *fstage;
 	u32 max_pages;
-	u32 page_shift;
-	u32 fast_off0;		/* offset of the first byte in pages[0] */
-	/* MRs: memory windows bound to this one (they pin it). */
-	atomic_t num_mw;
-	/* SROCE_MEM_MW: binding, under mw_lock (IBTA 10.6.7). */
-	spinlock_t mw_lock;
+	/*
+	 * Binding (IBTA 10.6.7): a window's state below, an MR's count of
+	 * windows bound to it, and for both @dying, set when the verb that
+	 * destroys the object has begun (no bind may take it after that).
+	 */
+	spinlock_t lock;
+	bool dying;
+	u32 num_mw;		/* MRs: windows bound to it (they pin it) */
 	u8 mw_type;		/* IB_MW_TYPE_1 or IB_MW_TYPE_2 */
 	u32 mw_qpn;		/* type 2: the QP it is bound through */
 	struct sroce_mem *mw_mr;	/* bound MR, referenced */
@@ -143,9 +160,14 @@ struct sroce_mem *sroce_mem_find_remote(struct sroce_dev *sdev, u32 rkey,
 					u32 len, int access,
 					struct sroce_mem_hint *hint);
 
+/*
+ * The window's data-path object is allocated apart from ib_mw, which
+ * ib_core frees as soon as dealloc_mw returns: packets may still be
+ * looking at it under RCU.
+ */
 struct sroce_mw {
 	struct ib_mw ibmw;
-	struct sroce_mem mem;
+	struct sroce_mem *mem;
 };
 
 static inline struct sroce_mw *to_sroce_mw(struct ib_mw *ibmw)

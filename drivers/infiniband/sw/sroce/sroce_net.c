@@ -146,14 +146,66 @@ static enum sroce_verdict sroce_rx_icrc(struct sk_buff *skb, const u8 *udp,
 }
 
 /*
+ * May connected QP @qp take @rx?  IBTA 9.6 (transport header checks): a
+ * connected QP takes packets from its peer only, which RoCEv2 names by IP address
+ * (Annex A17.4: the GIDs are the addresses): the source must be the
+ * path's destination, the destination its source.  Without this, a third
+ * host that guesses a QP number and PSN could write into the QP's memory
+ * or throttle it with CNPs.  A frame comes from a QP of this very device
+ * to its own address, which must then be the QP's path too.
+ */
+static bool sroce_rx_from_peer(const struct sroce_qp *qp,
+			       const struct sroce_rxp *rx)
+{
+	const struct sroce_av *av = &qp->av;
+	const struct sk_buff *skb = rx->skb;
+
+	if (!skb)
+		return sroce_av_to_self(av);
+	if (ip_hdr(skb)->version == 4)
+		return av->network_type == RDMA_NETWORK_IPV4 &&
+		       ip_hdr(skb)->saddr == av->daddr.v4.s_addr &&
+		       ip_hdr(skb)->daddr == av->saddr.v4.s_addr;
+	return av->network_type == RDMA_NETWORK_IPV6 &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &av->daddr.v6) &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &av->saddr.v6);
+}
+
+/*
+ * The checks that need the destination QP but come before congestion
+ * control and the transport: its state (a connected QP has no path
+ * before RTR) and its peer.  Return: the counter of the drop, or
+ * SROCE_NUM_COUNTERS to take the packet.
+ */
+static enum sroce_counter sroce_rx_qp_check(const struct sroce_qp *qp,
+					    const struct sroce_rxp *rx)
+{
+	enum ib_qp_type t = qp->ibqp.qp_type;
+
+	if (t != IB_QPT_RC && t != IB_QPT_UC)
+		return SROCE_NUM_COUNTERS;	/* datagrams: anyone's */
+	if (READ_ONCE(qp->state) < IB_QPS_RTR)
+		return SROCE_CNT_RX_DROP_QP_STATE;
+	if (!sroce_rx_from_peer(qp, rx))
+		return SROCE_CNT_RX_DROP_BAD_ADDR;
+	return SROCE_NUM_COUNTERS;
+}
+
+/*
  * A parsed packet for @sdev, skb or frame: to its QP (or multicast group),
- * through congestion control first.  Frames carry only RC requests.
+ * through congestion control first.
  */
 static void sroce_rx_pkt(struct sroce_dev *sdev, const struct sroce_rxp *rx,
 			 const struct sroce_pkt *pkt)
 {
+	enum sroce_counter drop;
 	struct sroce_qp *qp;
 
+	/* The one partition of a RoCE port (IBTA 9.6, 10.9.3). */
+	if (!sroce_pkey_match(SROCE_PKEY_DEFAULT, pkt->bth.pkey)) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_PKEY, 1);
+		return;
+	}
 	if (pkt->bth.dqpn == SROCE_MCAST_QPN) {
 		if (rx->skb)
 			sroce_mcast_rx(sdev, rx->skb, pkt, rx->off);
@@ -162,24 +214,29 @@ static void sroce_rx_pkt(struct sroce_dev *sdev, const struct sroce_rxp *rx,
 				    1);
 		return;
 	}
-	/* Caller holds rcu_read_lock(); QPs leave qp_xa before they go. */
-	qp = xa_load(&sdev->qp_xa, pkt->bth.dqpn);
+	/* Caller holds rcu_read_lock(), as sroce_qp_rx_get() needs. */
+	qp = sroce_qp_rx_get(xa_load(&sdev->qp_xa, pkt->bth.dqpn));
 	if (!qp) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_QP, 1);
 		return;
 	}
-	/*
-	 * ECN and CNPs (Annex A17.9) before the transport sees the packet.
-	 * A frame crossed no network: nothing to mark, no CNP to carry.
-	 */
-	if (pkt->info->kind == SROCE_KIND_CNP) {
+	drop = sroce_rx_qp_check(qp, rx);
+	if (drop != SROCE_NUM_COUNTERS) {
+		sroce_count(sdev->stats, drop, 1);
+	} else if (pkt->info->kind == SROCE_KIND_CNP) {
+		/*
+		 * ECN and CNPs (Annex A17.9) before the transport sees the
+		 * packet.  A frame crossed no network: nothing to mark, no
+		 * CNP to carry.
+		 */
 		if (rx->skb)
 			sroce_cc_rx(sdev, qp, rx->skb, true);
-		return;
+	} else {
+		if (rx->skb)
+			sroce_cc_rx(sdev, qp, rx->skb, false);
+		sroce_resp_rx(qp, rx, pkt);
 	}
-	if (rx->skb)
-		sroce_cc_rx(sdev, qp, rx->skb, false);
-	sroce_resp_rx(qp, rx, pkt);
+	sroce_qp_rx_put(qp);
 }
 
 /*

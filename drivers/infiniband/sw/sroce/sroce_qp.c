@@ -31,6 +31,7 @@
 #include "sroce_srq.h"
 #include "sroce_tx.h"
 #include "sroce_verbs.h"
+#include "sroce_wr.h"
 
 static const char *const sroce_qp_state_names[] = {
 	[IB_QPS_RESET]	= "RESET",
@@ -42,10 +43,15 @@ static const char *const sroce_qp_state_names[] = {
 	[IB_QPS_ERR]	= "ERR",
 };
 
-static size_t sroce_send_wqe_size(u32 max_sge, u32 max_inline)
+/*
+ * Data bytes each send WQE has room for, in the ring and in its kernel
+ * copy: the SGEs or inline bytes the QP was created for, and at least an
+ * ATOMIC WRITE's operand, which every RC WQE may carry (sroce_wr.h).
+ */
+static size_t sroce_send_data_room(const struct sroce_wq *sq)
 {
-	return sizeof(struct rxe_send_wqe) +
-	       max_t(size_t, max_sge * sizeof(struct rxe_sge), max_inline);
+	return max3((size_t)sq->max_sge * sizeof(struct rxe_sge),
+		    (size_t)sq->max_inline, (size_t)SROCE_WR_VALUE_BYTES);
 }
 
 static size_t sroce_recv_wqe_size(u32 max_sge)
@@ -144,9 +150,7 @@ static int sroce_qp_alloc_transport(struct sroce_qp *qp, u32 recv_sge)
 		slots = qp->req.swqe_max;
 	qp->req.swqe_mask = slots - 1;	/* all powers of two */
 	qp->req.swqe_size = ALIGN(sizeof(struct sroce_swqe) +
-				  max_t(size_t, qp->sq.max_sge *
-					sizeof(struct rxe_sge),
-					qp->sq.max_inline), 8);
+				  sroce_send_data_room(&qp->sq), 8);
 	qp->req.swqe = sroce_swqe_alloc(slots, qp->req.swqe_size);
 	/* One entry until max_dest_rd_atomic asks for more (RTR). */
 	qp->resp.res = kcalloc(1, sizeof(*qp->resp.res), GFP_KERNEL);
@@ -220,6 +224,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_udata_uctx(udata, sizeof(resp), &uctx);
 	if (err)
 		return err;
+	err = sroce_res_get(sdev, SROCE_RES_QP);
+	if (err)
+		return err;
 
 	mutex_init(&qp->state_mutex);
 	spin_lock_init(&qp->state_lock);
@@ -245,11 +252,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq.max_inline = qp->sq.max_sge * sizeof(struct rxe_sge);
 	qp->sq.max_wr = cap->max_send_wr;
 	err = sroce_wq_init(&qp->sq, cap->max_send_wr,
-			    sroce_send_wqe_size(qp->sq.max_sge,
-						qp->sq.max_inline),
+			    sizeof(struct rxe_send_wqe) +
+			    sroce_send_data_room(&qp->sq),
 			    SROCE_QUEUE_KERNEL_CONSUMES, uctx, &resp.sq_mi);
 	if (err)
-		return err;
+		goto err_res;
 	/*
 	 * The SQ lock nests outside resp.lock, the RQ's inside it (order
 	 * above): one lockdep class for both would read as an inversion.
@@ -275,6 +282,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_transport;
 	}
 
+	qp->rxref = kzalloc(sizeof(*qp->rxref), GFP_KERNEL);
+	if (!qp->rxref) {
+		err = -ENOMEM;
+		goto err_rq;
+	}
+	refcount_set(&qp->rxref->users, 1);
+	init_completion(&qp->rxref->idle);
+	qp->rxref->qp = qp;
+
+	/* The number is reserved now, published once the QP is complete. */
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
 		err = xa_insert_irq(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
@@ -286,7 +303,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = err < 0 ? err : 0;
 	}
 	if (err)
-		goto err_rq;
+		goto err_ref;
 	ibqp->qp_num = qpn;
 	qp->cpu = cpumask_local_spread(qpn, NUMA_NO_NODE);
 
@@ -307,11 +324,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.cap = *cap;
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.port_num = 1;
-	xa_store_irq(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	xa_store_irq(&sdev->qp_xa, qpn, qp->rxref, GFP_KERNEL);
 	return 0;
 
 err_xa:
 	xa_erase_irq(&sdev->qp_xa, qpn);
+err_ref:
+	kfree(qp->rxref);	/* never published */
 err_rq:
 	if (!init->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
@@ -319,6 +338,8 @@ err_transport:
 	sroce_qp_free_transport(qp);
 err_sq:
 	sroce_queue_cleanup(&qp->sq.queue);
+err_res:
+	sroce_res_put(sdev, SROCE_RES_QP);
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
@@ -483,6 +504,12 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 /*
  * Stop timers and deferred work and keep them stopped (until RESET clears
  * SROCE_QP_DYING).  Process context.
+ *
+ * Each source of kicks is shut before the work items are cancelled, so
+ * that none can queue them again afterwards: the timers (DYING is tested
+ * under sq.lock where they are armed), the queues' drain (the QP leaves
+ * the waiting list, and DYING keeps it off, under tx_lock), the pace
+ * timer.  A destroyed QP's receive path is gone before this is called.
  */
 static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
@@ -493,14 +520,13 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	del_timer_sync(&qp->retry_timer);
 	del_timer_sync(&qp->rnr_timer);
-	/* The pace timer only kicks the requester, a no-op while DYING. */
+	sroce_tx_unthrottle(qp);
 	sroce_cc_qp_fini(qp);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->req_work);
-	/* A kick from the queues' drain is a no-op while DYING, too. */
-	sroce_tx_unthrottle(qp);
-	/* The requester may have armed it once more before it stopped. */
+	/* A requester that ran until now may have armed these once more. */
 	sroce_cc_qp_fini(qp);
+	del_timer_sync(&qp->rnr_timer);
 }
 
 /*
@@ -740,19 +766,24 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 
+	struct sroce_qp_ref *ref = qp->rxref;
+
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
 	sroce_mcast_qp_cleanup(qp);
 	/*
-	 * The receive softirq finds QPs under RCU: let it finish with us.
-	 * Expedited: applications create and destroy QPs by the hundred.
+	 * No packet finds the QP any more: wait for those being handled
+	 * (not for a grace period: see struct sroce_qp_ref).
 	 */
-	synchronize_rcu_expedited();
+	if (!refcount_dec_and_test(&ref->users))
+		wait_for_completion(&ref->idle);
+	kfree_rcu(ref, rcu);
 	sroce_qp_quiesce(qp);
 	sroce_qp_free_transport(qp);
 	sroce_queue_cleanup(&qp->sq.queue);
 	if (!ibqp->srq)
 		sroce_queue_cleanup(&qp->rq.queue);
 	mutex_destroy(&qp->state_mutex);
+	sroce_res_put(sdev, SROCE_RES_QP);
 	return 0;
 }
 

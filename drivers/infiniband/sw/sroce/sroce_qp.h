@@ -6,7 +6,9 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
+#include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -27,6 +29,27 @@
 
 struct sroce_cq;
 struct sroce_db_hint;
+struct sroce_qp;
+
+/**
+ * struct sroce_qp_ref - what the receive path finds a QP by
+ * @users: the QP's own reference and one per packet being handled
+ * @idle: completed when @users drops to zero
+ * @qp: the QP, usable while a user is counted
+ * @rcu: frees this once no receive path can still be looking at it
+ *
+ * ib_core frees a QP as soon as sroce_destroy_qp() returns.  Packets find
+ * a QP by number (qp_xa) or by multicast group under RCU, and get this
+ * small object, which outlives its QP by a grace period: a packet uses the
+ * QP only while it counts itself in @users, and destroy waits for those
+ * (microseconds), not for a grace period.
+ */
+struct sroce_qp_ref {
+	refcount_t users;
+	struct completion idle;
+	struct sroce_qp *qp;
+	struct rcu_head rcu;
+};
 
 /* qp->flags bits */
 enum {
@@ -270,6 +293,7 @@ struct sroce_qp {
 	 */
 	u32 self_gen;
 	struct sroce_db_hint *db;	/* user QPs: their context's */
+	struct sroce_qp_ref *rxref;	/* published in qp_xa, mcast groups */
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	/* Attributes as last set, returned by query_qp. */
@@ -308,6 +332,29 @@ struct sroce_qp {
 static inline struct sroce_qp *to_sroce_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+/**
+ * sroce_qp_rx_get() - the QP behind @ref, for one packet
+ * @ref: found under rcu_read_lock(), or NULL
+ *
+ * Return: the QP, to be released with sroce_qp_rx_put(), or NULL when
+ * it is being destroyed.
+ */
+static inline struct sroce_qp *sroce_qp_rx_get(struct sroce_qp_ref *ref)
+{
+	if (!ref || !refcount_inc_not_zero(&ref->users))
+		return NULL;
+	return ref->qp;
+}
+
+/* Under the same rcu_read_lock() as the get: @ref outlives @qp. */
+static inline void sroce_qp_rx_put(struct sroce_qp *qp)
+{
+	struct sroce_qp_ref *ref = qp->rxref;
+
+	if (refcount_dec_and_test(&ref->users))
+		complete(&ref->idle);
 }
 
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

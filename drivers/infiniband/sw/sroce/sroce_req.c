@@ -37,6 +37,7 @@
 #include "sroce_stats.h"
 #include "sroce_tx.h"
 #include "sroce_verbs.h"
+#include "sroce_wr.h"
 
 #define SROCE_REQ_BUDGET	256
 
@@ -57,21 +58,19 @@ u16 sroce_qp_sport(const struct sroce_qp *qp)
 /** sroce_wqe_is_local() - @w is executed locally and uses no PSN */
 bool sroce_wqe_is_local(const struct sroce_swqe *w)
 {
-	return w->opcode == IB_WR_LOCAL_INV || w->opcode == IB_WR_REG_MR ||
-	       w->opcode == IB_WR_BIND_MW;
+	return sroce_wr_desc(w->opcode)->flags & SROCE_WRF_LOCAL;
 }
 
 /** sroce_wqe_is_atomic() - @w is a CmpSwap or FetchAdd */
 bool sroce_wqe_is_atomic(const struct sroce_swqe *w)
 {
-	return w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+	return sroce_wr_desc(w->opcode)->flags & SROCE_WRF_ATOMIC;
 }
 
 /** sroce_wqe_has_resp() - @w is a READ or an atomic: answered with data */
 bool sroce_wqe_has_resp(const struct sroce_swqe *w)
 {
-	return w->opcode == IB_WR_RDMA_READ || sroce_wqe_is_atomic(w);
+	return sroce_wr_desc(w->opcode)->flags & SROCE_WRF_RESP;
 }
 
 /**
@@ -89,61 +88,24 @@ u32 sroce_wqe_npkts(const struct sroce_qp *qp, const struct sroce_swqe *w)
 	return max_t(u32, DIV_ROUND_UP(w->length, qp->mtu), 1);
 }
 
-/* Opcodes each transport carries (IBTA 9.8.3, table 41). */
-static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp, u32 opcode)
+/* May @qp carry a WQE of @d (IBTA 9.8.3, table 41)? */
+static bool sroce_wqe_opcode_ok(const struct sroce_qp *qp,
+				const struct sroce_wr_desc *d)
 {
-	enum ib_qp_type t = qp->ibqp.qp_type;
-
-	switch (opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		return true;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_LOCAL_INV:
-		return t == IB_QPT_RC || t == IB_QPT_UC;
-	case IB_WR_REG_MR:
-		return (t == IB_QPT_RC || t == IB_QPT_UC) && !qp->user;
-	case IB_WR_BIND_MW:
-		return t == IB_QPT_RC || t == IB_QPT_UC;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-	case SROCE_WR_ATOMIC_WRITE:
-		return t == IB_QPT_RC;
-	case SROCE_WR_FLUSH:
-		/* Kernel verbs have no work request that carries a FLUSH. */
-		return t == IB_QPT_RC && qp->user;
-	default:
+	if (!(d->qpts & BIT(qp->ibqp.qp_type)))
 		return false;
-	}
+	if (d->flags & SROCE_WRF_KERNEL)
+		return !qp->user;
+	if (d->flags & SROCE_WRF_USER)
+		return qp->user;
+	return true;
 }
 
-/*
- * Copy ring slot req.fetched into its shadow, the one read of the (maybe
- * user-written) WQE.  A malformed WQE is marked done with its error.
- */
-static void sroce_req_fetch(struct sroce_qp *qp)
+/* The fields of @w its opcode uses, from the ring's @wr (read once each). */
+static void sroce_req_fetch_fields(struct sroce_swqe *w,
+				   const struct rxe_send_wr *wr)
 {
-	struct sroce_queue *q = &qp->sq.queue;
-	struct sroce_req *req = &qp->req;
-	struct rxe_send_wqe *r = sroce_queue_addr(q, req->fetched);
-	struct sroce_swqe *w = sroce_swqe_at(req, req->fetched);
-	size_t cap = req->swqe_size - sizeof(*w);
-	/* Each field the WQE's opcode uses is read once, nothing more. */
-	const struct rxe_send_wr *wr = &r->wr;
-	struct rxe_sge *sge;
-	u32 i, dma_len;
-	u64 len = 0;
-
-	memset(w, 0, sizeof(*w));
-	w->wr_id = READ_ONCE(wr->wr_id);
-	w->opcode = READ_ONCE(wr->opcode);
-	w->send_flags = READ_ONCE(wr->send_flags);
-	w->ex = READ_ONCE(wr->ex.invalidate_rkey);
-	w->status = IB_WC_SUCCESS;
-	req->fetched = (req->fetched + 1) & q->index_mask;
+	struct sroce_flush_wr f;
 
 	switch (w->opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -160,16 +122,13 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
 		break;
-	case SROCE_WR_FLUSH: {
-		struct sroce_flush_wr f;
-
+	case SROCE_WR_FLUSH:
 		memcpy(&f, &wr->wr, sizeof(f));
 		w->raddr = f.remote_addr;
 		w->rkey = f.rkey;
 		w->flush_type = f.type;
 		w->flush_level = f.level;
 		break;
-	}
 	case IB_WR_BIND_MW:
 		w->mw_addr = wr->wr.mw.addr;
 		w->mw_length = wr->wr.mw.length;
@@ -179,67 +138,111 @@ static void sroce_req_fetch(struct sroce_qp *qp)
 		w->reg_access = wr->wr.mw.access;
 		break;
 	case IB_WR_REG_MR:
-		/* Only kernel QPs get here: the pointer is the kernel's. */
+		/* Kernel QPs only (sroce_wqe_opcode_ok()): the kernel's pointer. */
 		w->reg_mr = wr->wr.reg.mr;
 		w->reg_key = wr->wr.reg.key;
 		w->reg_access = wr->wr.reg.access;
 		break;
-	default:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		/* Used by UD only; harmless for RC/UC. */
 		w->remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
 		w->remote_qkey = wr->wr.ud.remote_qkey;
 		w->ah_num = wr->wr.ud.ah_num;
 		break;
+	default:
+		break;
 	}
+}
 
-	if (!sroce_wqe_opcode_ok(qp, w->opcode)) {
-		w->status = IB_WC_LOC_QP_OP_ERR;
-		goto bad;
-	}
-	if (sroce_wqe_is_local(w))
-		return;
-	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
-		/* The 8-byte value travels in the WQE (dma.atomic_wr). */
-		w->length = sizeof(u64);
-		memcpy(w->data, r->dma.inline_data, sizeof(u64));
-		return;
-	}
-	dma_len = READ_ONCE(r->dma.length);
-	if (w->opcode == SROCE_WR_FLUSH) {
-		/* No local data: the length only bounds the remote range. */
-		w->length = dma_len;
-		return;
-	}
+/*
+ * The data of @w (SGEs, inline bytes or a value) from ring slot @r: @room
+ * bytes fit both the slot and the copy.  Return: an IBTA status.
+ */
+static enum ib_wc_status sroce_req_fetch_data(struct sroce_qp *qp,
+					      struct sroce_swqe *w,
+					      const struct rxe_send_wqe *r,
+					      const struct sroce_wr_desc *d,
+					      size_t room)
+{
+	bool inl = w->send_flags & IB_SEND_INLINE;
+	u32 dma_len = READ_ONCE(r->dma.length);
+	u32 num_sge = inl ? 0 : READ_ONCE(r->dma.num_sge);
+	struct rxe_sge *sge = (struct rxe_sge *)w->data;
+	u64 len = 0;
+	u32 i;
 
-	if (w->send_flags & IB_SEND_INLINE) {
-		if (dma_len > qp->sq.max_inline || dma_len > cap) {
-			w->status = IB_WC_LOC_LEN_ERR;
-			goto bad;
-		}
+	if (sroce_wr_data_room(d, inl, dma_len, num_sge) > room)
+		return IB_WC_LOC_LEN_ERR;
+	if (d->flags & SROCE_WRF_VALUE) {
+		/* ATOMIC WRITE: its operand travels in the WQE. */
+		w->length = SROCE_WR_VALUE_BYTES;
+		memcpy(w->data, r->dma.inline_data, SROCE_WR_VALUE_BYTES);
+		return IB_WC_SUCCESS;
+	}
+	if (!(d->flags & SROCE_WRF_DATA)) {
+		/* FLUSH: no local data; the length only bounds the range. */
 		w->length = dma_len;
-		memcpy(w->data, r->dma.inline_data, w->length);
-		return;
+		return IB_WC_SUCCESS;
 	}
-	w->num_sge = READ_ONCE(r->dma.num_sge);
-	if (w->num_sge > qp->sq.max_sge ||
-	    w->num_sge * sizeof(struct rxe_sge) > cap) {
-		w->num_sge = 0;
-		w->status = IB_WC_LOC_LEN_ERR;
-		goto bad;
+	if (inl) {
+		if (dma_len > qp->sq.max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		w->length = dma_len;
+		memcpy(w->data, r->dma.inline_data, dma_len);
+		return IB_WC_SUCCESS;
 	}
-	sge = (struct rxe_sge *)w->data;
-	for (i = 0; i < w->num_sge; i++) {
+	if (num_sge > qp->sq.max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	w->num_sge = num_sge;
+	for (i = 0; i < num_sge; i++) {
 		sge[i] = r->dma.sge[i];
 		len += sge[i].length;
 	}
 	if (len > SROCE_MAX_MSG ||
-	    (sroce_wqe_is_atomic(w) && len < sizeof(u64))) {
-		w->status = IB_WC_LOC_LEN_ERR;
-		goto bad;
+	    ((d->flags & SROCE_WRF_ATOMIC) && len < sizeof(u64)))
+		return IB_WC_LOC_LEN_ERR;
+	w->length = (d->flags & SROCE_WRF_ATOMIC) ? sizeof(u64) : len;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Copy ring slot req.fetched into its shadow, the one read of the (maybe
+ * user-written) WQE.  A malformed WQE is marked done with its error.
+ */
+static void sroce_req_fetch(struct sroce_qp *qp)
+{
+	struct sroce_queue *q = &qp->sq.queue;
+	struct sroce_req *req = &qp->req;
+	struct rxe_send_wqe *r = sroce_queue_addr(q, req->fetched);
+	struct sroce_swqe *w = sroce_swqe_at(req, req->fetched);
+	/* Data room of both the kernel copy and the ring slot. */
+	size_t room = min(req->swqe_size - sizeof(*w),
+			  (size_t)q->elem_size - sizeof(*r));
+	const struct sroce_wr_desc *d;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = READ_ONCE(r->wr.wr_id);
+	w->opcode = READ_ONCE(r->wr.opcode);
+	w->send_flags = READ_ONCE(r->wr.send_flags);
+	w->ex = READ_ONCE(r->wr.ex.invalidate_rkey);
+	w->status = IB_WC_SUCCESS;
+	req->fetched = (req->fetched + 1) & q->index_mask;
+
+	d = sroce_wr_desc(w->opcode);
+	if (!sroce_wqe_opcode_ok(qp, d)) {
+		w->status = IB_WC_LOC_QP_OP_ERR;
+		w->done = true;
+		return;
 	}
-	w->length = sroce_wqe_is_atomic(w) ? sizeof(u64) : len;
-	return;
-bad:
-	w->done = true;
+	sroce_req_fetch_fields(w, &r->wr);
+	if (d->flags & SROCE_WRF_LOCAL)
+		return;
+	w->status = sroce_req_fetch_data(qp, w, r, d, room);
+	if (w->status != IB_WC_SUCCESS) {
+		w->num_sge = 0;
+		w->done = true;
+	}
 }
 
 /*
@@ -328,10 +331,17 @@ static enum ib_wc_status sroce_req_ud(struct sroce_qp *qp,
 
 	if (w->length > mtu)
 		return IB_WC_LOC_LEN_ERR;	/* UD messages fit one packet */
+	/*
+	 * The AH number is the poster's: it must name an AH of the QP's own
+	 * PD (IBTA 10.2.3: AH and QP share a protection domain), not one of
+	 * another PD, another process or the kernel.
+	 */
 	rcu_read_lock();
 	avp = xa_load(&sdev->ah_xa, w->ah_num);
-	if (avp)
+	if (avp && avp->pd == qp->ibqp.pd)
 		*av = *avp;
+	else
+		avp = NULL;
 	rcu_read_unlock();
 	if (!avp)
 		return IB_WC_LOC_QP_OP_ERR;

@@ -6,8 +6,7 @@
  * responses and atomic ACKs.
  *
  * Context: the UDP receive softirq, to completion, with RCU held by the
- * caller (which also keeps the QP alive: QPs leave qp_xa and wait for a
- * grace period before they are freed).  Only READ responses longer than one
+ * caller, which also holds the QP (sroce_qp_rx_get()).  Only READ responses longer than one
  * packet are generated later, from the QP's resp_work (STYLE rule 2).
  * Responder state is under qp->resp.lock; ACKs go out after it is dropped.
  *
@@ -99,45 +98,65 @@ static enum ib_wc_status sroce_scatter(struct sroce_qp *qp,
 			      len, SROCE_TO_MEM, NULL);
 }
 
+/*
+ * A UD receive: the 40-byte GRH slot (RoCEv2: the IPv4 header in its last
+ * 20 bytes, or the IPv6 header), then the payload, scattered straight
+ * from the packet.  Under resp.lock, which owns resp.wqe.
+ */
+static enum ib_wc_status sroce_resp_ud_place(struct sroce_qp *qp,
+					     const struct sroce_rxp *rx,
+					     const struct sroce_pkt *pkt)
+{
+	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
+	const struct sroce_recv_copy *rc = qp->resp.wqe;
+	const struct sk_buff *skb = rx->skb;	/* UD never comes as a frame */
+	u8 grh[SROCE_GRH_BYTES] = {};
+	enum ib_wc_status st;
+
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + SROCE_GRH_BYTES - sizeof(struct iphdr),
+		       ip_hdr(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	st = sroce_scatter(qp, rc, grh, SROCE_GRH_BYTES);
+	if (st != IB_WC_SUCCESS || !pkt->payload_len)
+		return st;
+	return sroce_sge_from_rxp(sdev, qp->ibqp.pd, rc->sge,
+				  rc->wqe.dma.num_sge, SROCE_GRH_BYTES, rx,
+				  pkt->payload_len, NULL);
+}
+
 static void sroce_resp_ud(struct sroce_qp *qp, const struct sroce_rxp *rx,
 			  const struct sroce_pkt *pkt)
 {
-	const struct sk_buff *skb = rx->skb;	/* UD never comes as a frame */
+	const struct sk_buff *skb = rx->skb;
 	struct sroce_dev *sdev = to_sroce_dev(qp->ibqp.device);
-	struct sroce_recv_copy *rc;
+	struct sroce_resp *rs = &qp->resp;
 	struct ib_wc wc = {};
-	u32 len = SROCE_GRH_BYTES + pkt->payload_len;
-	u8 *buf;
+	unsigned long flags;
 
 	/* IBTA 10.2.5 / C10-15: a Q_Key mismatch is a silent drop. */
 	if (pkt->deth.qkey != qp->attr.qkey) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QKEY, 1);
 		return;
 	}
-	rc = kmalloc(sizeof(*rc), GFP_ATOMIC);
-	buf = kmalloc(len, GFP_ATOMIC);
-	if (!rc || !buf)
-		goto out_nomem;
-	/* UD has no RNR: without a posted receive the packet is dropped. */
-	if (!sroce_resp_get_wqe(qp, rc, sizeof(*rc))) {
-		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
-		goto out;
+	/* A UD message is one packet, at most the path MTU (IBTA 9.8). */
+	if (pkt->payload_len > sroce_path_mtu(READ_ONCE(sdev->ndev->mtu))) {
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_BAD_LEN, 1);
+		return;
 	}
-
-	/* The GRH slot: the IPv4 header in its last 20 bytes, or IPv6's. */
-	memset(buf, 0, SROCE_GRH_BYTES);
-	if (ip_hdr(skb)->version == 4)
-		memcpy(buf + SROCE_GRH_BYTES - sizeof(struct iphdr),
-		       ip_hdr(skb), sizeof(struct iphdr));
-	else
-		memcpy(buf, ipv6_hdr(skb), sizeof(struct ipv6hdr));
-	if (sroce_rxp_copy(rx, 0, buf + SROCE_GRH_BYTES, pkt->payload_len))
-		goto out;
-
-	wc.wr_id = rc->wqe.wr_id;
-	wc.status = sroce_scatter(qp, rc, buf, len);
+	spin_lock_irqsave(&rs->lock, flags);
+	/* UD has no RNR: without a posted receive the packet is dropped. */
+	if (!sroce_resp_get_wqe(qp, rs->wqe, rs->wqe_size)) {
+		spin_unlock_irqrestore(&rs->lock, flags);
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
+		return;
+	}
+	wc.wr_id = rs->wqe->wqe.wr_id;
+	wc.status = sroce_resp_ud_place(qp, rx, pkt);
+	spin_unlock_irqrestore(&rs->lock, flags);
 	wc.opcode = IB_WC_RECV;
-	wc.byte_len = len;
+	wc.byte_len = SROCE_GRH_BYTES + pkt->payload_len;
 	wc.qp = &qp->ibqp;
 	wc.src_qp = pkt->deth.sqpn;
 	wc.wc_flags = IB_WC_GRH;
@@ -150,13 +169,6 @@ static void sroce_resp_ud(struct sroce_qp *qp, const struct sroce_rxp *rx,
 							   RDMA_NETWORK_IPV6;
 	sroce_cq_post(qp->rcq, &wc, pkt->bth.se);
 	sroce_count(sdev->stats, SROCE_CNT_RX_DELIVERED, 1);
-	goto out;
-
-out_nomem:
-	sroce_count(sdev->stats, SROCE_CNT_RX_DROP_NO_RECV, 1);
-out:
-	kfree(buf);
-	kfree(rc);
 }
 
 #define SROCE_KIND_NONE		0xff
@@ -371,6 +383,37 @@ static struct sroce_mem *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey,
 				    access, &qp->resp.mem_hint);
 }
 
+/*
+ * The first packet of a WRITE: its RETH, checked for the whole message
+ * before a byte is placed (IBTA 9.7.4.1.4 ff.: an invalid or refused
+ * request is NAKed, and must not have written part of its range).
+ * Return: 0, -EINVAL (invalid request) or -EACCES (access error).
+ */
+static int sroce_resp_write_begin(struct sroce_qp *qp,
+				  const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *rs = &qp->resp;
+	struct sroce_mem *mem;
+
+	rs->va = pkt->reth.va;
+	rs->rkey = pkt->reth.rkey;
+	rs->wlen = pkt->reth.dma_len;
+	rs->offset = 0;
+	rs->uc_drop = false;
+	rs->cur_kind = SROCE_KIND_WRITE;
+	if (!sroce_reth_len_ok(rs->wlen))
+		return -EINVAL;
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		return -EACCES;
+	if (!rs->wlen)
+		return 0;	/* a zero-length WRITE checks no key */
+	rcu_read_lock();
+	mem = sroce_resp_rkey(qp, rs->rkey, rs->va, rs->wlen,
+			      IB_ACCESS_REMOTE_WRITE);
+	rcu_read_unlock();
+	return mem ? 0 : -EACCES;
+}
+
 /* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (IBTA 9.7.4.1.4). */
 static void sroce_resp_write(struct sroce_qp *qp, const struct sroce_rxp *rx,
 			     const struct sroce_pkt *pkt,
@@ -387,12 +430,13 @@ static void sroce_resp_write(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	int err = 0;
 
 	if (first) {
-		rs->va = pkt->reth.va;
-		rs->rkey = pkt->reth.rkey;
-		rs->wlen = pkt->reth.dma_len;
-		rs->offset = 0;
-		rs->uc_drop = false;
-		rs->cur_kind = SROCE_KIND_WRITE;
+		err = sroce_resp_write_begin(qp, pkt);
+		if (err == -EINVAL) {
+			sroce_count(sdev->stats, SROCE_CNT_RX_BAD_REQUEST, 1);
+			goto bad_req;
+		}
+		if (err)
+			goto access;
 	}
 	if (rs->uc_drop) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
@@ -506,6 +550,10 @@ static void sroce_resp_read(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	struct sroce_rdres *res;
 	struct sroce_mem *mem;
 
+	if (!sroce_reth_len_ok(len)) {
+		sroce_resp_bad_request(qp, pkt->bth.psn, out);
+		return;
+	}
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
 		goto access;
 	if (len) {
@@ -546,7 +594,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
 		goto access;
 	if (a->va & 7) {
-		/* C9-?? (9.4.5): atomics need a naturally aligned address. */
+		/* IBTA 9.4.5: atomics need a naturally aligned address. */
 		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
@@ -639,7 +687,7 @@ static void sroce_resp_flush(struct sroce_qp *qp, const struct sroce_pkt *pkt,
 	if (plt & SROCE_FLUSH_PERSISTENT)
 		access |= SROCE_ACCESS_FLUSH_PERSISTENT;
 	if (!access || plt > (SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT) ||
-	    sel > SROCE_FLUSH_MR) {
+	    sel > SROCE_FLUSH_MR || !sroce_reth_len_ok(len)) {
 		sroce_resp_bad_request(qp, pkt->bth.psn, out);
 		return;
 	}
@@ -734,14 +782,20 @@ static void sroce_resp_request(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	bool first = pkt->info->flags & SROCE_OPF_FIRST;
 	u8 kind = pkt->info->kind;
 
-	/* IBTA 9.7.4.1.1 (C9-84): a message continues with its own kind. */
-	if (rs->cur_kind != SROCE_KIND_NONE ?
-	    (first || kind != rs->cur_kind) : !first) {
+	/*
+	 * IBTA 9.7.4.1.1 (C9-84): a message continues with its own kind;
+	 * and its packets fill the path MTU but for the last, which may
+	 * not exceed it (9.7.4.1.4).
+	 */
+	if ((rs->cur_kind != SROCE_KIND_NONE ?
+	     (first || kind != rs->cur_kind) : !first) ||
+	    sroce_pkt_check_mtu(pkt, qp->mtu) != SROCE_OK) {
 		if (!rc) {
 			/* UC: abandon the message; resync at the next one. */
 			sroce_count(sdev->stats, SROCE_CNT_RX_DROP_UC_MSG, 1);
 			rs->epsn = sroce_psn_add(pkt->bth.psn, 1);
-			if (rs->cur_kind == SROCE_KIND_NONE || first) {
+			if (rs->cur_kind == SROCE_KIND_NONE || first ||
+			    (pkt->info->flags & SROCE_OPF_LAST)) {
 				rs->cur_kind = SROCE_KIND_NONE;
 				rs->uc_drop = false;
 			} else {
@@ -904,7 +958,8 @@ static struct sk_buff *sroce_resp_read_next(struct sroce_qp *qp,
 		if (++j == rs->nres)
 			j = 0;
 	}
-	if (WARN_ON_ONCE(!res)) {
+	if (!res) {
+		/* The count drifted from the entries: trust the entries. */
 		rs->reads_unsent = 0;
 		return NULL;
 	}
@@ -1129,7 +1184,7 @@ void sroce_resp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	case IB_QPT_RC:
 		if (qpt != SROCE_QPT_RC)
 			break;
-		/* C9-?? (9.6.1): the source must be the connected peer. */
+		/* From the connected peer only (sroce_rx_from_peer()). */
 		if (pkt->info->flags & SROCE_OPF_RESP) {
 			sroce_comp_rx(qp, rx, pkt);
 			return;

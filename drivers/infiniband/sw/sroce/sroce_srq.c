@@ -32,9 +32,14 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		return err;
 
+	err = sroce_res_get(sdev, SROCE_RES_SRQ);
+	if (err)
+		return err;
 	srq->srq_num = ida_alloc(&sdev->srq_ida, GFP_KERNEL);
-	if (srq->srq_num < 0)
+	if (srq->srq_num < 0) {
+		sroce_res_put(sdev, SROCE_RES_SRQ);
 		return srq->srq_num;
+	}
 
 	spin_lock_init(&srq->rq.lock);
 	srq->rq.max_sge = attr->max_sge;
@@ -61,6 +66,7 @@ err_queue:
 	sroce_queue_cleanup(&srq->rq.queue);
 err_ida:
 	ida_free(&sdev->srq_ida, srq->srq_num);
+	sroce_res_put(sdev, SROCE_RES_SRQ);
 	return err;
 }
 
@@ -170,6 +176,7 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	sroce_queue_cleanup(&srq->rq.queue);
 	ida_free(&to_sroce_dev(ibsrq->device)->srq_ida, srq->srq_num);
+	sroce_res_put(to_sroce_dev(ibsrq->device), SROCE_RES_SRQ);
 	return 0;
 }
 

@@ -48,6 +48,9 @@ static const struct rdma_stat_desc sroce_counter_descs[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_DOORBELL_DEFERRED].name	= "doorbell_deferred",
 	[SROCE_CNT_TX_QUEUE_FULL].name		= "tx_queue_full",
 	[SROCE_CNT_TX_FRAMES].name		= "tx_frames",
+	[SROCE_CNT_RX_DROP_BAD_ADDR].name	= "rx_drop_bad_addr",
+	[SROCE_CNT_RX_DROP_BAD_PKEY].name	= "rx_drop_bad_pkey",
+	[SROCE_CNT_COMP_RESYNC].name		= "comp_resync",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -51,6 +51,9 @@ enum sroce_counter {
 	SROCE_CNT_DOORBELL_DEFERRED,	/* ... that left it to the QP's worker */
 	SROCE_CNT_TX_QUEUE_FULL,	/* requester runs stopped for full queues */
 	SROCE_CNT_TX_FRAMES,		/* packets handed over without an skb */
+	SROCE_CNT_RX_DROP_BAD_ADDR,	/* RC/UC: not from the QP's peer */
+	SROCE_CNT_RX_DROP_BAD_PKEY,	/* BTH P_Key not the port's partition */
+	SROCE_CNT_COMP_RESYNC,		/* completer found nothing awaited */
 	SROCE_NUM_COUNTERS,
 };
 

@@ -696,6 +696,14 @@ bool sroce_tx_throttle(struct sroce_qp *qp)
 	if (likely(sroce_tx_queued(snet) < SROCE_TX_QUEUE_BYTES))
 		return false;
 	spin_lock_irqsave(&snet->tx_lock, flags);
+	/*
+	 * A QP being quiesced left the list under this lock after it was
+	 * marked DYING (sroce_qp_quiesce()): it must not come back.
+	 */
+	if (test_bit(SROCE_QP_DYING, &qp->flags)) {
+		spin_unlock_irqrestore(&snet->tx_lock, flags);
+		return true;
+	}
 	if (list_empty(&qp->tx_wait))
 		list_add_tail(&qp->tx_wait, &snet->tx_waiters);
 	spin_unlock_irqrestore(&snet->tx_lock, flags);

@@ -5,10 +5,9 @@
  *
  * Context: process context, called by ib_core/uverbs; may sleep.
  *
- * State of this file: device/port queries, user contexts and protection
- * domains, completion queues, memory regions, address handles and queue
- * pair objects with their state machine are implemented; sending is not
- * (post_send refuses with -EOPNOTSUPP until the requester exists).
+ * The objects live in their own files; this one has the device and port
+ * queries, user contexts, protection domains, the limits every object is
+ * counted against (sroce_res_get()) and the ops table.
  */
 #include <linux/netdevice.h>
 #include <net/addrconf.h>
@@ -85,6 +84,54 @@ void sroce_verbs_init_attrs(struct sroce_dev *sdev)
 	attr->max_total_mcast_qp_attach = SROCE_MAX_TOT_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+}
+
+/* The limit query_device reports for each enum sroce_res. */
+static u32 sroce_res_max(const struct sroce_dev *sdev, enum sroce_res r)
+{
+	const struct ib_device_attr *a = &sdev->attr;
+
+	switch (r) {
+	case SROCE_RES_PD:
+		return a->max_pd;
+	case SROCE_RES_CQ:
+		return a->max_cq;
+	case SROCE_RES_QP:
+		return a->max_qp;
+	case SROCE_RES_SRQ:
+		return a->max_srq;
+	case SROCE_RES_MR:
+		return a->max_mr;
+	case SROCE_RES_MW:
+		return a->max_mw;
+	default:
+		return a->max_ah;
+	}
+}
+
+/**
+ * sroce_res_get() - count one more object of kind @r on @sdev
+ * @sdev: device
+ * @r: kind
+ *
+ * What query_device advertises is what a process (or all of them) can
+ * have: a device-wide limit, as on hardware.  Any context.
+ *
+ * Return: 0, or -ENOMEM at the limit.
+ */
+int sroce_res_get(struct sroce_dev *sdev, enum sroce_res r)
+{
+	if (atomic_inc_return(&sdev->res[r]) > sroce_res_max(sdev, r)) {
+		atomic_dec(&sdev->res[r]);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/** sroce_res_put() - one object of kind @r less; @sdev: device */
+void sroce_res_put(struct sroce_dev *sdev, enum sroce_res r)
+{
+	atomic_dec(&sdev->res[r]);
 }
 
 static int sroce_query_device(struct ib_device *ibdev,
@@ -181,11 +228,12 @@ static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 
 static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return 0;
+	return sroce_res_get(to_sroce_dev(ibpd->device), SROCE_RES_PD);
 }
 
 static int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	sroce_res_put(to_sroce_dev(ibpd->device), SROCE_RES_PD);
 	return 0;
 }
 

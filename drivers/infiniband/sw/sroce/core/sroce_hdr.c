@@ -226,6 +226,23 @@ enum sroce_verdict sroce_pkt_check_mtu(const struct sroce_pkt *pkt,
 	return SROCE_OK;
 }
 
+/**
+ * sroce_pkey_match() - does a packet's P_Key let it into our partition?
+ * @ours: the P_Key of the receiving port's partition
+ * @theirs: the packet's BTH P_Key (peer-controlled)
+ *
+ * IBTA 10.9.3: the 15 key bits must be equal and not the invalid key 0,
+ * and at least one side must be a full member (bit 15).
+ *
+ * Return: whether the packet may be taken.
+ */
+bool sroce_pkey_match(u16 ours, u16 theirs)
+{
+	if ((ours & 0x7fff) != (theirs & 0x7fff) || !(ours & 0x7fff))
+		return false;
+	return (ours | theirs) & 0x8000;
+}
+
 /* Encode every extension header @info lists, in order, after the BTH. */
 static void sroce_pkt_put_ext(u8 *buf, const struct sroce_opcode_info *info,
 			      const struct sroce_pkt *pkt)
