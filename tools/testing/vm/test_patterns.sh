@@ -110,6 +110,10 @@ good=$(cat <<'EOF'
 [    1.559058] PCI: Using host bridge windows from ACPI; if necessary, use "pci=nocrs" and report a bug
 [    1.914786] iommu: DMA domain TLB invalidation policy: lazy mode
 [    4.093780] 9pnet: Installing 9P2000 support
+[    0.032000] ..MP-BIOS bug: 8254 timer not connected to IO-APIC
+[    8.088272] AMD-Vi: AMD IOMMUv2 functionality not available on this system - This is not a bug.
+[    0.000000] calibrate_delay_direct() failed to get a good estimate for loops_per_jiffy.
+[    1.090017] cblist_init_generic: Setting shift to 1 and lim to 1 rcu_task_cpu_ids=2.
 [    4.130244] 9p: Installing v9fs 9p2000 file system support
 [    0.000000] kasan: KernelAddressSanitizer initialized (generic)
 [    0.000000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15679)
