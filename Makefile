@@ -7,8 +7,10 @@
 #   make install     install sroce.ko for each kernel (modprobe sroce)
 #   make deps        install what building and testing need (apt-get)
 #   make demo        build, boot a VM, create sroce devices, show them
-#   make check       every test: unit, fuzz smoke, build (W=1, sparse),
-#                    checkpatch, and the VM suites on every kernel
+#   make check       every test: harness self-test, unit, fuzz smoke, build
+#                    (W=1, sparse), checkpatch, and the VM suites on every
+#                    kernel (any bad kernel log line, timeout or unreached
+#                    planned check fails; tools/testing/vm/README.md)
 #   make soak        RC under netem loss/reorder/dup/corruption, >= 4 GiB
 #   make unit        native unit tests of the portable core
 #   make fuzz        build the libFuzzer targets and run each briefly

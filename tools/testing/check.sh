@@ -7,7 +7,14 @@
 # checkpatch, a W=1 + sparse build per kernel, then the guest test scripts
 # in VM boots of each kernel.  Every suite's output lands in
 # $SROCE_RESULTS (default results/check-<time>/).  The last line is
-# "N passed, N failed"; the exit status is non-zero on any failure.
+# "N passed, N failed" (checks skipped by TAP's SKIP directive are counted
+# on the line before, never as passed); the exit status is non-zero on
+# any failure.
+#
+# A guest suite fails, besides on its own "not ok" lines, on a bad kernel
+# log line (vm/patterns.sh) in its part of the console or of dmesg, on a
+# timeout, and on a TAP plan it fell short of (vm/tap.sh): every planned
+# check it did not reach counts as a failure.
 #
 # Environment: KVERS="k1 k2" to restrict kernels; SROCE_TESTS="t_x ..." to
 # restrict guest tests (p_* boot two linked guests; the t_* suites share one
@@ -19,12 +26,17 @@
 # SROCE_PARALLEL=0 runs the kernels one after the other, not side by side;
 # SROCE_VM_SMP sets the vCPUs of a one-guest suite (default 1 with kernels
 # side by side, else 2); with kernels side by side, the SROCE_SMP_TESTS
-# suites (default t_rc t_perf) run afterwards with two vCPUs.
+# suites (default t_rc t_perf) run afterwards with two vCPUs;
+# TEST_PROG_DIRS: the directories of test programs the guests run, each
+# built with make -C in the tools step (a directory that does not exist
+# is left out).
 set -u
 tree=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$tree"
 # shellcheck source=vm/patterns.sh
 . "$tree/tools/testing/vm/patterns.sh"
+# shellcheck source=vm/tap.sh
+. "$tree/tools/testing/vm/tap.sh"
 
 KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
@@ -33,42 +45,48 @@ done | sort -V)}
 SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_qp t_ud t_rc t_rcerr t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_perf t_bench t_pyverbs p_wire p_interop}
 SROCE_SMP_TESTS=${SROCE_SMP_TESTS-t_rc t_perf}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
+TEST_PROG_DIRS=${TEST_PROG_DIRS-tools/sroce-verify tools/testing/hostile tools/testing/vfuzz}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
 
 PASSED=0
 FAILED=0
 TODO=0
+SKIPPED=0
 start=$(date +%s)
 
-# tally NAME LOG RC: count TAP lines of a suite; a failing suite without a
-# "not ok" line still counts as one failure, a passing one without TAP as
-# one pass.
+# tally NAME LOG RC: count TAP lines of a suite (vm/tap.sh); a failing
+# suite without a "not ok" line still counts as one failure, a passing
+# one without TAP as one pass.
 #
 # A "not ok ... # TODO reason" line (TAP's todo directive) is a check of a
 # feature known to be missing: listed and counted apart, not a failure.
+# An "ok ... # SKIP reason" line is a check that could not run: listed
+# and counted apart, not a pass.
 tally() {
-	local name=$1 log=$2 rc=$3 p f t
-	p=$(grep -cE '^ok [0-9]+' "$log")
-	f=$(grep -E '^not ok [0-9]+' "$log" | grep -cv '# TODO')
-	t=$(grep -E '^not ok [0-9]+' "$log" | grep -c '# TODO')
+	local name=$1 log=$2 rc=$3 p f s t
+	read -r p f s t < <(tap_counts "$log")
 	TODO=$((TODO + t))
+	SKIPPED=$((SKIPPED + s))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name: exit status $rc (see $log)" >>"$log"
 	fi
-	[ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
+	[ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ] && p=1
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	local todo=""
-	[ "$t" -gt 0 ] && todo=" $t todo"
+	local extra=""
+	[ "$s" -gt 0 ] && extra+=" $s skipped"
+	[ "$t" -gt 0 ] && extra+=" $t todo"
 	printf '%-44s %4d passed %3d failed  (%ds)%s\n' "$name" "$p" "$f" \
-		"$(($(date +%s) - suite_start))" "$todo"
+		"$(($(date +%s) - suite_start))" "$extra"
 	# Each failure with the diagnostics right after it (a few "#" lines),
-	# so a CI log explains itself without the results directory.
+	# so a CI log explains itself without the results directory; each
+	# skip on a line of its own.
 	awk '/^not ok/ { print "    " $0; d = ($0 !~ /# TODO/) ? 6 : 0; next }
 	     d > 0 && /^#/ { print "      " $0; d--; next }
-	     { d = 0 }' "$log"
+	     { d = 0 }
+	     /^ok [0-9]+/ && tolower($0) ~ / # skip/ { print "    " $0 }' "$log"
 }
 
 # suite NAME command...: run a host-side suite.
@@ -103,12 +121,34 @@ build_check() {
 	rm -rf "$dir"
 }
 
-# vm_tally NAME LOG RC: a harness-level failure (bad kernel log pattern,
-# timeout) becomes a TAP failure of its own, then the suite is tallied.
+# klog_check LABEL CONSOLE OUTPUT DMESG: a "not ok" line, with the first
+# lines found, if the kernel log shows a bad pattern (vm/patterns.sh):
+# CONSOLE without the lines of OUTPUT (the test's own output; "" for
+# none), and DMESG; missing files are left out.
+klog_check() {
+	local hits
+	hits=$(
+		[ -e "$2" ] && kernel_lines "$2" "$3" | bad_lines | sed 's/^/console: /'
+		[ -e "$4" ] && bad_lines <"$4" | sed 's/^/dmesg: /'
+		true
+	)
+	[ -n "$hits" ] || return 0
+	echo "not ok - $1: kernel log shows a bad pattern"
+	head -n 8 <<<"$hits" | sed 's/^/# /'
+}
+
+# vm_tally NAME LOG RC: a harness-level failure (timeout, a guest that
+# died) becomes a TAP failure of its own, then the suite is tallied.  The
+# kernel log and the plan are checked by the callers (klog_check,
+# tap_plan_check); vm-run.sh's verdict on the kernel log (3) stands even
+# if they found nothing.
 vm_tally() {
 	case $3 in
-	3) echo "not ok - $1: kernel log shows a bad pattern" >>"$2" ;;
+	2) echo "not ok - $1: the guest stopped before the script ended" >>"$2" ;;
+	3) grep -q '^not ok - .*: kernel log shows a bad pattern' "$2" ||
+		echo "not ok - $1: vm-run.sh found a bad pattern in the kernel log" >>"$2" ;;
 	124) echo "not ok - $1: timeout" >>"$2" ;;
+	125) echo "not ok - $1: boot hung" >>"$2" ;;
 	esac
 	tally "$1" "$2" "$3"
 }
@@ -147,21 +187,27 @@ vm_suite() {
 	cat "$dir/output.log" "$dir/host.log" >"$dir/suite.log" 2>/dev/null
 	[ -e "$dir/host-boot-failure.log" ] &&
 		echo "# the first boot died before the test started (see console-boot-failure.log); booted again" >>"$dir/suite.log"
+	{
+		tap_plan_check "$k/$t" "$dir/output.log"
+		klog_check "$k/$t" "$dir/console.log" "$dir/output.log" "$dir/dmesg.log"
+	} >>"$dir/suite.log"
 	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
 # vm_batch KVER TEST...: one guest boot running several suites one after
 # the other (guest/run_batch.sh), then each tallied as if it had had a
-# boot of its own: its output, its exit status, and the kernel messages
-# logged while it ran checked against the bad patterns.
+# boot of its own: its output, its plan, its exit status, and the kernel
+# messages logged while it ran (its slices of console.log and dmesg.log,
+# between its markers) checked against the bad patterns.
 vm_batch() {
-	local k=$1 dir="$results/$1/batch-$2" rc t n=$(($# - 1)) sdir
+	local k=$1 dir="$results/$1/batch-$2" rc t n=$(($# - 1)) sdir src brc hit=0
 	shift
 	mkdir -p "$dir"
 	local bstart
 	bstart=$(date +%s)
 	vm_boot "$dir" "$k" batch 2048 $((SROCE_VM_TIMEOUT * n + 60)) \
 		"$tree/tools/testing/guest/run_batch.sh" -t "$SROCE_VM_TIMEOUT" "$@"
+	brc=$rc
 	for t in "$@"; do
 		sdir=$results/$k/$t
 		mkdir -p "$sdir"
@@ -169,31 +215,47 @@ vm_batch() {
 		[ -r "$dir/$t/secs" ] && suite_start=$(($(date +%s) - $(cat "$dir/$t/secs")))
 		cat "$dir/$t/output.log" >"$sdir/suite.log" 2>/dev/null
 		# The kernel messages between this suite's markers.
-		tr -d '\r' <"$dir/console.log" 2>/dev/null |
-			awk -v t="$t" '/sroce-batch: begin / { on = ($NF == t); next }
-				       /sroce-batch: end / { on = 0 } on' >"$sdir/console.log"
+		for src in console dmesg; do
+			rm -f "$sdir/$src.log"
+			[ -e "$dir/$src.log" ] &&
+				batch_slice "$t" <"$dir/$src.log" >"$sdir/$src.log"
+		done
 		rc=$(cat "$dir/$t/rc" 2>/dev/null)
-		if [ -z "$rc" ]; then
-			echo "not ok - $k/$t: did not run to the end (the batch guest stopped; see $dir/host.log)" >>"$sdir/suite.log"
-			tail -n 5 "$dir/host.log" | sed 's/^/# /' >>"$sdir/suite.log"
-			rc=1
-		elif grep -qE "$BAD_PATTERNS" "$sdir/console.log"; then
-			grep -E "$BAD_PATTERNS" "$sdir/console.log" | head -n 5 |
-				sed 's/^/# console: /' >>"$sdir/suite.log"
-			rc=3
-		fi
-		vm_tally "$k/$t" "$sdir/suite.log" "$rc"
+		{
+			if [ -z "$rc" ]; then
+				echo "not ok - $k/$t: did not run to the end (the batch guest stopped; see $dir/host.log)"
+				tail -n 5 "$dir/host.log" | sed 's/^/# /'
+			fi
+			tap_plan_check "$k/$t" "$dir/$t/output.log"
+			klog_check "$k/$t" "$sdir/console.log" "" "$sdir/dmesg.log"
+		} >>"$sdir/suite.log"
+		[ -z "$rc" ] && rc=1
+		grep -q '^not ok - .*: kernel log shows a bad pattern' "$sdir/suite.log" &&
+			hit=1
+		# (the suite's own exit status: only run_batch.sh's timeout
+		# gives it a meaning of the harness's)
+		[ "$rc" = 124 ] && echo "not ok - $k/$t: timeout" >>"$sdir/suite.log"
+		tally "$k/$t" "$sdir/suite.log" "$rc"
 		bstart=$(date +%s)
 	done
-	# A bad pattern outside every suite (boot, shutdown) is the batch's.
-	local outside
-	outside=$(tr -d '\r' <"$dir/console.log" 2>/dev/null |
-		awk '/sroce-batch: begin /{ on = 1 } /sroce-batch: end /{ on = 0; next } !on' |
-		grep -E "$BAD_PATTERNS" | grep -v 'sroce-batch: ')
-	if [ -n "$outside" ]; then
-		FAILED=$((FAILED + 1))
-		echo "    not ok - $k/batch-$1: kernel log shows a bad pattern outside the suites (see $dir/console.log)"
-		head -n 3 <<<"$outside" | sed 's/^/      # /'
+	# A bad pattern outside every suite (boot, shutdown) is the batch's;
+	# so is one vm-run.sh saw that no suite's slice shows.
+	local blog=$dir/batch.log
+	: >"$blog"
+	for src in console dmesg; do
+		rm -f "$dir/$src-outside.log"
+		[ -e "$dir/$src.log" ] && batch_outside <"$dir/$src.log" >"$dir/$src-outside.log"
+	done
+	klog_check "$k/batch-$1" "$dir/console-outside.log" "$dir/output.log" \
+		"$dir/dmesg-outside.log" >>"$blog"
+	if [ "$brc" = 3 ] && [ ! -s "$blog" ] && [ "$hit" = 0 ]; then
+		echo "not ok - $k/batch-$1: vm-run.sh found a bad pattern in the kernel log (see $dir/host.log)" >>"$blog"
+	fi
+	if [ -s "$blog" ]; then
+		local f
+		read -r _ f _ _ < <(tap_counts "$blog")
+		FAILED=$((FAILED + f))
+		sed 's/^not ok/    not ok/; s/^#/      #/' "$blog"
 	fi
 }
 
@@ -216,6 +278,13 @@ vm_pair_suite() {
 	done
 	cat "$dir/server/output.log" "$dir/client/output.log" "$dir/host.log" \
 		>"$dir/suite.log" 2>/dev/null
+	# Each guest on its own: vm-pair.sh's status is one guest's only.
+	local g
+	for g in server client; do
+		tap_plan_check "$k/$t $g" "$dir/$g/output.log"
+		klog_check "$k/$t $g" "$dir/$g/console.log" "$dir/$g/output.log" \
+			"$dir/$g/dmesg.log"
+	done >>"$dir/suite.log"
 	vm_tally "$k/$t" "$dir/suite.log" "$rc"
 }
 
@@ -269,11 +338,12 @@ else
 fi
 echo "sroce check: kernels: $KVERS ($mode); results in $results"
 
-# add_tally FILE: add a subshell's "passed failed todo" counts.
+# add_tally FILE: add a subshell's "passed failed todo skipped" counts.
 add_tally() {
-	local p f t
-	if read -r p f t <"$1" 2>/dev/null; then
+	local p f t s
+	if read -r p f t s <"$1" 2>/dev/null; then
 		PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) TODO=$((TODO + t))
+		SKIPPED=$((SKIPPED + ${s:-0}))
 	else
 		FAILED=$((FAILED + 1))
 		echo "not ok - ${1##*/}: no counts (see $results)"
@@ -284,17 +354,39 @@ fuzz_pid=
 if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	# The fuzz smoke keeps one CPU busy for 40 s: it runs beside the
 	# other host suites and the builds, and reports after them.
-	(PASSED=0 FAILED=0 TODO=0
+	(PASSED=0 FAILED=0 TODO=0 SKIPPED=0
 	 suite fuzz make -C tools/testing/fuzz run FUZZ_SECONDS=10
-	 echo "$PASSED $FAILED $TODO" >"$results/fuzz.tally") >"$results/fuzz.out" 2>&1 &
+	 echo "$PASSED $FAILED $TODO $SKIPPED" >"$results/fuzz.tally") >"$results/fuzz.out" 2>&1 &
 	fuzz_pid=$!
 	suite unit make -C tools/testing/unit run
 	suite checkpatch tools/checkpatch.sh
 	suite sim make -s sim
 	suite microbench make -s microbench
 fi
+# build_test_progs: make -C each TEST_PROG_DIRS directory that exists;
+# one TAP line each.
+build_test_progs() {
+	local d n=0 fail=0
+	echo "TAP version 13"
+	for d in $TEST_PROG_DIRS; do
+		[ -d "$d" ] || continue
+		n=$((n + 1))
+		if make -C "$d"; then
+			echo "ok $n - make -C $d"
+		else
+			fail=1
+			echo "not ok $n - make -C $d"
+		fi
+	done
+	echo "1..$n"
+	return $fail
+}
+
+# The harness's own kernel log patterns and TAP reading, on sample lines
+# (always: the guest suites' verdicts rest on them).
+suite patterns tools/testing/vm/test_patterns.sh
 # Userspace test tools the guests run (compiled against the host's libs).
-suite tools make -C tools/sroce-verify
+suite tools build_test_progs
 make -s bench-plot >/dev/null 2>&1
 GUEST_KVERS=
 for k in $KVERS; do
@@ -345,9 +437,9 @@ run_suites() {
 # guest_suites KVER: SIDE_TESTS on one kernel, in a subshell of its own;
 # the counts go to $results/KVER.tally.
 guest_suites() {
-	PASSED=0 FAILED=0 TODO=0
+	PASSED=0 FAILED=0 TODO=0 SKIPPED=0
 	run_suites "$1" "${SIDE_TESTS[@]}"
-	echo "$PASSED $FAILED $TODO" >"$results/$1.tally"
+	echo "$PASSED $FAILED $TODO $SKIPPED" >"$results/$1.tally"
 }
 
 # The kernels' guests run side by side, one vCPU each (SROCE_PARALLEL=0:
@@ -386,5 +478,6 @@ fi
 
 echo "elapsed: $(($(date +%s) - start)) s"
 [ "$TODO" -gt 0 ] && echo "$TODO known gaps (TAP TODO, not counted as failures)"
+echo "$SKIPPED skipped (TAP SKIP, not counted as passed)"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

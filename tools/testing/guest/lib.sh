@@ -1,12 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
 #
 # Shared helpers for the guest-side test scripts (sourced, bash).  Tests
-# print TAP; the host counts "ok"/"not ok" lines.  Every assertion checks a
-# real outcome; waits poll for a state with a generous bound and are never
-# timing assertions.
+# print TAP; the host counts "ok"/"not ok" lines (tools/testing/vm/tap.sh).
+# Every assertion checks a real outcome; waits poll for a state with a
+# generous bound and are never timing assertions.
+#
+# The plan: a suite whose number of checks is fixed declares it first
+# (tap_plan N), and every check it does not reach (a crash, a timeout,
+# an early exit) counts as a failure; a suite whose count depends on what
+# it finds gets its plan from tap_done at the end, and one that never
+# gets there fails as a whole.
 
 TAP_N=0
 TAP_FAILED=0
+TAP_PLAN=
 TAP_LAST=$EPOCHREALTIME
 
 # Note steps that took long: where the time goes when a guest run is slow.
@@ -18,6 +26,12 @@ tap_time() {
 }
 
 echo "TAP version 13"
+
+# tap_plan N: the suite runs N checks (before the first one).
+tap_plan() {
+	TAP_PLAN=$1
+	echo "1..$1"
+}
 
 ok() {
 	tap_time
@@ -32,25 +46,51 @@ not_ok() {
 	echo "not ok $TAP_N - $*"
 }
 
+# skip "description" "reason": a check that cannot run here (TAP's SKIP
+# directive): counted apart, never as a pass.
+skip() {
+	tap_time
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $1 # SKIP $2"
+}
+
 # check "description" command...: one TAP line from a command's status.
+# A command that cannot check anything here (kmemleak_sroce on a kernel
+# without kmemleak) sets TAP_SKIP_WHY and returns 77: a SKIP line.
 check() {
-	local desc=$1
+	local desc=$1 rc
 	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+	TAP_SKIP_WHY=
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "$desc"
+	elif [ $rc -eq 77 ] && [ -n "$TAP_SKIP_WHY" ]; then
+		skip "$desc" "$TAP_SKIP_WHY"
+	else
+		not_ok "$desc"
+	fi
+	TAP_SKIP_WHY=
+}
+
+# todo "description" "reason": a failed check of a feature known to be
+# missing: TAP's "# TODO reason" directive; it does not fail the script
+# (check.sh counts it as a known gap).
+todo() {
+	tap_time
+	TAP_N=$((TAP_N + 1))
+	echo "not ok $TAP_N - $1 # TODO $2"
 }
 
 # check_todo "description" "reason" command...: a check of a feature known
-# to be missing.  Failing, it prints TAP's "# TODO reason" directive and
-# does not fail the script (check.sh counts it as a known gap).
+# to be missing: ok, or a todo line.
 check_todo() {
 	local desc=$1 why=$2
 	shift 2
 	if "$@"; then
 		ok "$desc"
 	else
-		tap_time
-		TAP_N=$((TAP_N + 1))
-		echo "not ok $TAP_N - $desc # TODO $why"
+		todo "$desc" "$why"
 	fi
 }
 
@@ -58,8 +98,15 @@ diag() {
 	echo "# $*"
 }
 
+# tap_done: the end of the suite: the plan (if not declared up front),
+# and the exit status.
 tap_done() {
-	echo "1..$TAP_N"
+	if [ -z "$TAP_PLAN" ]; then
+		echo "1..$TAP_N"
+	elif [ "$TAP_N" -ne "$TAP_PLAN" ]; then
+		diag "planned $TAP_PLAN checks, ran $TAP_N"
+		return 1
+	fi
 	[ "$TAP_FAILED" -eq 0 ]
 }
 
@@ -89,8 +136,16 @@ sroce_loaded() {
 	[ -d /sys/module/sroce ]
 }
 
+# sroce_unload: rmmod sroce.  A refusal is a failure of whatever check
+# runs this (a reference the driver or a test left behind: a leak): what
+# holds the module is printed.
 sroce_unload() {
-	rmmod sroce
+	local m=/sys/module/sroce h
+	rmmod sroce && return 0
+	h=("$m"/holders/*)
+	diag "rmmod sroce refused: refcnt $(cat $m/refcnt 2>/dev/null)," \
+		"holders: ${h[*]##*/}"
+	return 1
 }
 
 # in_ns NS command...: run in a namespace ("" = the initial one).
@@ -101,7 +156,9 @@ in_ns() {
 }
 
 # pyrun DESC NS CMD...: run a pyverbs script (in namespace NS, or here
-# if NS is empty) and take its "ok - " lines as TAP; it must end with "done".
+# if NS is empty) and take its "ok - " and "not ok - " lines as TAP, and
+# "skip - desc # SKIP why" and "todo - desc # TODO why" as skip and todo;
+# it must end with "done".
 pyrun() {
 	local desc=$1 ns=$2 out line rc
 	shift 2
@@ -111,6 +168,12 @@ pyrun() {
 		case $line in
 		"ok - "*) ok "${line#ok - }" ;;
 		"not ok - "*) not_ok "${line#not ok - }" ;;
+		"skip - "*" # SKIP "*)
+			line=${line#skip - }
+			skip "${line% # SKIP *}" "${line##* # SKIP }" ;;
+		"todo - "*" # TODO "*)
+			line=${line#todo - }
+			todo "${line% # TODO *}" "${line##* # TODO }" ;;
 		esac
 	done <<<"$out"
 	if [ $rc -ne 0 ] || ! grep -q 'done$' <<<"$out"; then
@@ -229,7 +292,7 @@ slab_settled() {
 slab_check() {
 	local grown
 	if kasan_kernel; then
-		ok "$1 (KASAN kernel: slab counts skipped, kmemleak checks)"
+		skip "$1" "KASAN kernel: freed objects wait in quarantine (kmemleak checks instead)"
 		return
 	fi
 	grown=$(slab_settled "$2" "$3" "$4" "${5-}")
@@ -281,10 +344,14 @@ veth_pair() {
 
 # kmemleak_sroce: on a kernel with kmemleak (the debug kernel), scan and
 # print unreferenced objects allocated on a path through sroce.  Returns 0
-# when there are none or kmemleak is absent.
+# when there are none; without kmemleak (every distro kernel), 77 with
+# TAP_SKIP_WHY set: check() prints a SKIP line, not a pass.
 kmemleak_sroce() {
 	local k=/sys/kernel/debug/kmemleak
-	[ -w "$k" ] || return 0
+	if [ ! -w "$k" ]; then
+		TAP_SKIP_WHY="no kmemleak in this kernel"
+		return 77
+	fi
 	echo scan >"$k"
 	sleep 5
 	echo scan >"$k"

@@ -10,12 +10,22 @@ Every part's log is parsed; outcomes are per test id
   running LOG                 id of the test started last and not finished
   remaining ALL LOG...        ids listed in ALL that no LOG has an outcome for
   parse OUT.json LOG... [--hung ID]... [--killed] [--seconds N]
-  table LABEL=JSON...         the ran/ok/fail/error/skip table
+  table LABEL=JSON...         the ran/ok/fail/error/skip/xfail/xpass table
   failures JSON               failing tests grouped by exception message
-  clean JSON                  exit 0 if the run has no fail/error/hung
+  clean JSON                  exit 0 if the run has no fail/error/hung/xpass
   superset REF.json JSON      exit 0 if every test ok in REF is ok in JSON
   match JSON REGEX...         exit 0 if every test whose name matches passes
                               (REGEX !R: leave out ids matching R)
+
+Outcomes: ok, skip, fail, error, hung, and unittest's two verdicts on a
+test its author marked @expectedFailure: "expected failure" (xfail: it
+failed, as its author said it would) and "unexpected success" (xpass).
+An xfail is no pass: nothing was shown to work, so superset and match
+(which want ok) count it against the device; nor is it a failure of the
+device (the suite's author expects every device to fail it), so clean,
+like unittest itself, lets it through, and the table counts it apart.
+An xpass fails clean, as it fails unittest's run: the test no longer
+tests what its author thought.  (rdma-core 44's suite marks no test.)
 """
 import json
 import re
@@ -77,13 +87,14 @@ def scan(text):
             reason = st[len('skipped '):].strip('\'"')
             st = 'skip'
         outcome = {'ok': 'ok', 'FAIL': 'fail', 'ERROR': 'error',
-                   'expected failure': 'ok',
-                   'unexpected success': 'fail'}.get(st, st)
+                   'expected failure': 'xfail',
+                   'unexpected success': 'xpass'}.get(st, st)
         res.append((tid, outcome, reason, test_output(text[end:m.start()])))
     return res
 
 
-RANK = {None: 0, 'ok': 1, 'skip': 2, 'fail': 3, 'error': 4, 'hung': 5}
+RANK = {None: 0, 'ok': 1, 'skip': 2, 'xfail': 3, 'xpass': 4, 'fail': 5,
+        'error': 6, 'hung': 7}
 
 
 def outcomes(logs):
@@ -191,7 +202,8 @@ def load(path):
 
 
 def counts(d):
-    c = {'ran': 0, 'ok': 0, 'fail': 0, 'error': 0, 'skip': 0, 'hung': 0}
+    c = {'ran': 0, 'ok': 0, 'fail': 0, 'error': 0, 'skip': 0, 'hung': 0,
+         'xfail': 0, 'xpass': 0}
     for tid, t in d['tests'].items():
         oc = t['outcome']
         c[oc] += 1
@@ -203,17 +215,20 @@ def counts(d):
 
 
 def cmd_table(args):
-    print('pyverbs     ran  ok   fail error skip hung  seconds  (unittest: ran/fail/err/skip)')
+    print('pyverbs     ran  ok   fail error skip hung xfail xpass  seconds  '
+          '(unittest: ran/fail/err/skip)')
     for a in args:
         label, path = a.split('=', 1)
         d = load(path)
         c = counts(d)
         u = d['unittest']
         sec = '%.0f' % d['seconds'] if d.get('seconds') is not None else '-'
-        print('%-10s  %-4d %-4d %-4d %-5d %-4d %-4d  %-7s  (%d/%d/%d/%d)%s' % (
-            label, c['ran'], c['ok'], c['fail'], c['error'], c['skip'],
-            c['hung'], sec, u['ran'], u['failures'], u['errors'],
-            u['skipped'], '  KILLED' if d.get('killed') else ''))
+        print('%-10s  %-4d %-4d %-4d %-5d %-4d %-4d %-5d %-5d  %-7s  '
+              '(%d/%d/%d/%d)%s' % (
+                  label, c['ran'], c['ok'], c['fail'], c['error'], c['skip'],
+                  c['hung'], c['xfail'], c['xpass'], sec, u['ran'],
+                  u['failures'], u['errors'], u['skipped'],
+                  '  KILLED' if d.get('killed') else ''))
 
 
 def short(tid):
@@ -224,11 +239,15 @@ def cmd_failures(path):
     d = load(path)
     groups = {}
     for tid, t in sorted(d['tests'].items()):
-        if t['outcome'] not in ('fail', 'error', 'hung'):
+        if t['outcome'] not in ('fail', 'error', 'hung', 'xfail', 'xpass'):
             continue
         key = t.get('exc') or t['outcome']
         if t['outcome'] == 'hung':
             key = 'HUNG: ' + t['reason']
+        elif t['outcome'] == 'xfail':
+            key = 'XFAIL: failed as its author expects (not a pass)'
+        elif t['outcome'] == 'xpass':
+            key = 'XPASS: passed, but its author expects it to fail'
         # rdmacm players run in child processes and report there.
         if 'active/passive side' in key and t.get('output'):
             key += ' -- ' + t['output']
@@ -243,7 +262,7 @@ def cmd_failures(path):
 def cmd_clean(path, skip=()):
     d = load(path)
     bad = [tid for tid, t in d['tests'].items()
-           if t['outcome'] in ('fail', 'error', 'hung') and
+           if t['outcome'] in ('fail', 'error', 'hung', 'xpass') and
            not any(re.search(r[1:], tid) for r in skip)]
     return 0 if not bad and not d.get('killed') else 1
 

@@ -11,9 +11,12 @@
 # $RESULTS/SUITE/rc and its run time in $RESULTS/SUITE/secs.  The kernel
 # log gets a "sroce-batch: begin SUITE" line before each suite and an
 # "sroce-batch: end" line after it, so the host can tell which suite a
-# kernel message belongs to.  Between suites, whatever a suite left
-# behind (devices, namespaces, veths, modules, the rdma netns mode) is
-# removed, so every suite starts from the state of a fresh boot.
+# kernel message belongs to.  After each suite, whatever it left behind
+# (devices, namespaces, veths, modules, the rdma netns mode) is removed,
+# before its end marker (what the removal logs is the suite's), so every
+# suite starts from the state of a fresh boot.  A module that cannot be
+# unloaded then (a reference nothing gives back: a leak) fails the suite:
+# a "not ok" line in its output and a non-zero status.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${RESULTS:-/mnt/results}
@@ -27,9 +30,10 @@ kmsg() {
 	echo "sroce-batch: $*" >/dev/kmsg
 }
 
-# fresh_state: what a suite may leave behind, gone.
+# fresh_state: what a suite may leave behind, gone; prints what could
+# not be undone.
 fresh_state() {
-	local d l
+	local d l m i h
 	ip -all netns delete 2>/dev/null
 	for d in /sys/class/infiniband/*; do
 		[ -e "$d" ] && rdma link delete "${d##*/}" 2>/dev/null
@@ -40,7 +44,15 @@ fresh_state() {
 	done
 	rdma system set netns shared 2>/dev/null
 	for m in sroce rdma_rxe; do
-		[ -d "/sys/module/$m" ] && rmmod "$m" 2>/dev/null
+		# (a killed process may take a moment to close its uverbs file)
+		for ((i = 0; i < 100; i++)); do
+			[ -d "/sys/module/$m" ] || break
+			rmmod "$m" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ -d "/sys/module/$m" ] || continue
+		h=("/sys/module/$m"/holders/*)
+		echo "rmmod $m refused (refcnt $(cat "/sys/module/$m/refcnt"), holders: ${h[*]##*/})"
 	done
 	true
 }
@@ -58,11 +70,15 @@ for s in "$@"; do
 	wait "$pid"
 	rc=$?
 	kill -KILL -- "-$pid" 2>/dev/null
+	left=$(fresh_state)
+	if [ -n "$left" ]; then
+		echo "not ok - $s: no fresh state after it: $left" >>"$RESULTS/$s/output.log"
+		[ "$rc" -eq 0 ] && rc=1
+	fi
 	echo $((${EPOCHREALTIME%.*} - t0)) >"$RESULTS/$s/secs"
 	echo "$rc" >"$RESULTS/$s/rc"
 	kmsg "end $s rc $rc"
 	echo "sroce-batch: $s exited with $rc"
 	[ "$rc" -ne 0 ] && rc_all=1
-	fresh_state
 done
 exit $rc_all

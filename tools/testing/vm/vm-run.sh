@@ -17,9 +17,7 @@ set -eu
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tree=$(cd "$here/../../.." && pwd)
 
-# Kernel log patterns that fail a run (grep -E, case sensitive).
-# "stall" is anchored at a word start (\<stall): the plain word matches the
-# kernel's own "9pnet: Installing 9P2000 support" on every boot.
+# Kernel log patterns that fail a run, and the helpers that apply them.
 # shellcheck source=patterns.sh
 . "$here/patterns.sh"
 
@@ -252,17 +250,14 @@ elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a 
 # (so that a test printing e.g. "install" does not trip "stall"), plus the
 # guest's full dmesg (which only has kernel messages and /dev/kmsg writes).
 hits=$(
-	{
-		if [ -f "$results/output.log" ]; then
-			tr -d '\r' <"$results/console.log" |
-				grep -vxF -f "$results/output.log" || true
-		else
-			tr -d '\r' <"$results/console.log"
-		fi
-	} | grep -E "$BAD_PATTERNS" | sed 's/^/console: /' || true
-	if [ -f "$results/dmesg.log" ]; then
-		grep -E "$BAD_PATTERNS" "$results/dmesg.log" | sed 's/^/dmesg: /' || true
+	if [ -f "$results/console.log" ]; then
+		kernel_lines "$results/console.log" "$results/output.log" |
+			bad_lines | sed 's/^/console: /'
 	fi
+	if [ -f "$results/dmesg.log" ]; then
+		bad_lines <"$results/dmesg.log" | sed 's/^/dmesg: /'
+	fi
+	true
 )
 
 rc=
