@@ -471,6 +471,36 @@ void sroce_qp_error(struct sroce_qp *qp)
 		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/**
+ * sroce_qp_send_error() - a send WQE of @qp completed in error
+ * @qp: queue pair
+ *
+ * IBTA 10.3.1: an RC QP goes to ERR; a UC or UD QP to SQE, where its
+ * send queue is flushed and its receive queue goes on, until the consumer
+ * moves it back to RTS (ib_mad does so for QP1).  Any context except hard
+ * IRQ; no QP lock held.
+ */
+void sroce_qp_send_error(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		sroce_qp_error(qp);
+		return;
+	}
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		return;
+	}
+	qp->state = IB_QPS_SQE;
+	qp->attr.qp_state = IB_QPS_SQE;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	ibdev_dbg(qp->ibqp.device, "qp %u: send queue error\n",
+		  qp->ibqp.qp_num);
+	sroce_sq_flush(qp);
+}
+
 /* Drop everything queued: IBTA 10.3.1, RESET empties the work queues. */
 static void sroce_wq_reset(struct sroce_wq *wq)
 {
@@ -904,7 +934,8 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 	}
-	if (state == IB_QPS_ERR)
+	/* IBTA 10.3.1: work posted in ERR or SQE completes as flushed. */
+	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
 		sroce_sq_flush(qp);
 	else if (qp->user && qp->ibqp.qp_type != IB_QPT_UC)
 		sroce_req_doorbell(qp);	/* process context */

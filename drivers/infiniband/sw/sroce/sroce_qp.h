@@ -371,6 +371,7 @@ int sroce_wq_post_recv(struct sroce_wq *wq, const struct ib_recv_wr *wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_send_error(struct sroce_qp *qp);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 
 #endif /* SROCE_QP_H */

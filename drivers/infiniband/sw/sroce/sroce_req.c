@@ -623,7 +623,7 @@ enum sroce_req_step {
 	SROCE_REQ_IDLE,		/* nothing to do until the next kick */
 	SROCE_REQ_AGAIN,	/* state advanced, no packet */
 	SROCE_REQ_SEND,		/* a packet for *av: *skbp or a frame */
-	SROCE_REQ_ERROR,	/* a WQE failed: move the QP to ERR */
+	SROCE_REQ_ERROR,	/* a WQE failed (sroce_qp_send_error()) */
 };
 
 /*
@@ -671,7 +671,7 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		/* Malformed, or a local op already run before a rewind. */
 		req->cur = (req->cur + 1) & q->index_mask;
 		if (w->status != IB_WC_SUCCESS)
-			return conn ? SROCE_REQ_ERROR : SROCE_REQ_AGAIN;
+			return SROCE_REQ_ERROR;
 		return SROCE_REQ_AGAIN;
 	}
 
@@ -690,6 +690,8 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		w->done = true;
 		req->cur = (req->cur + 1) & q->index_mask;
 		sroce_comp_advance(qp);
+		if (w->status != IB_WC_SUCCESS)
+			return SROCE_REQ_ERROR;
 		return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
 	}
 
@@ -952,7 +954,7 @@ again:
 			sroce_req_flush(qp, &held, true);
 			ibdev_dbg(qp->ibqp.device, "qp %u: requester error\n",
 				  qp->ibqp.qp_num);
-			sroce_qp_error(qp);
+			sroce_qp_send_error(qp);
 			break;
 		}
 	} while (more && step != SROCE_REQ_IDLE && budget > 0);
