@@ -52,7 +52,10 @@ def ah_pd():
     snd, rcv = ud_qp(pd1, cq), ud_qp(pd1, cq)
     rmr = MR(pd1, 4096, e.IBV_ACCESS_LOCAL_WRITE)
     smr = MR(pd1, 64, 0)
-    rcv.post_recv(RecvWR(num_sge=1, sg=[SGE(rmr.buf, 4096, rmr.lkey)]))
+    # Room for both: whatever is sent arrives.
+    for i in range(2):
+        rcv.post_recv(RecvWR(num_sge=1, sg=[SGE(rmr.buf + 2048 * i, 2048,
+                                                 rmr.lkey)]))
     gr = GlobalRoute(dgid=ctx.query_gid(1, GID4), sgid_index=GID4)
     attr = AHAttr(gr=gr, is_global=1, port_num=1)
     cases = (('an AH of another PD', AH(pd2, attr=attr),
