@@ -45,7 +45,10 @@ uv=${uvs[0]}
 check "uverbs node $uv is mode 0666 (any local user opens it)" \
 	test "$(stat -c %a "$uv" 2>/dev/null)" = 666
 AS_USER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-check "uid 65534 can open $DEV" eval '"${AS_USER[@]}" ibv_devinfo -d "$DEV" >/dev/null'
+user_opens() {
+	"${AS_USER[@]}" ibv_devinfo -d "$DEV" >/dev/null
+}
+check "uid 65534 can open $DEV" user_opens
 
 before=$(mktemp)
 after=$(mktemp)
@@ -76,10 +79,12 @@ bounded() {
 
 # scenario LETTER NAME SECS: one run of sroce-hostile NAME.
 scenario() {
-	local l=$1 name=$2 secs=$3 out=/tmp/hostile-$2.log mark rc line k
+	local l=$1 name=$2 secs=$3 out=/tmp/hostile-$2.log mark rc line k t0
 	mark=$(kmsg_mark)
+	t0=$SECONDS
 	bounded "$secs" "$out" "${AS_USER[@]}" "$PROG" -d "$DEV" "$name"
 	rc=$?
+	diag "$l) $name: $((SECONDS - t0)) s"
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "${line#ok - }" ;;
