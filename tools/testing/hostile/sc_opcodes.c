@@ -151,9 +151,11 @@ static int settle(struct bctx *c)
 static int op_status(struct bctx *c, uint64_t wr_id, struct ibv_wc *wc)
 {
 	struct ibv_wc nw;
-	int n;
+	int n = 0;
 
-	if (c->lazy || (n = wait_send_wc(&c->p.a, wc, QUICK_MS)) == 0) {
+	if (!c->lazy)
+		n = wait_send_wc(&c->p.a, wc, QUICK_MS);
+	if (c->lazy || n == 0) {
 		if (!c->lazy)
 			c->nlazy++;
 		if (post_op(c, WR_SEND, 0x5e4d, fill_body))

@@ -355,10 +355,8 @@ static int srq_round(enum race_mode mode)
 			srq = NULL;
 	}
 	hqp_free(&p.b);
-	if (srq && (err = ibv_destroy_srq(srq))) {
-		diag("destroy SRQ: %s", strerror(err));
-		bad++;
-	}
+	if (srq)
+		bad += step("destroy SRQ", ibv_destroy_srq(srq));
 	srq = NULL;
 	race_stop(&rc);
 out:
