@@ -14,7 +14,8 @@
  * next WQE flushed.  An ATOMIC_WRITE either completes with its 8 bytes
  * written, or fails with LOC_LEN_ERR leaving the target untouched.  The
  * heap around the kernel's WQE copies is checked by slub_debug when the QP
- * is destroyed (the guest suite reads the kernel log).
+ * is destroyed (the guest suite reads the kernel log).  One TAP line per
+ * case.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -178,30 +179,29 @@ static int zero_write(struct pair *p, uint64_t wr_id)
 	return wait_send_wc(&p->a, &wc, WAIT_MS) == 1 ? (int)wc.status : -1;
 }
 
-/* After an error completion: the QP is in ERR and flushes what follows. */
-static void check_flush(struct pair *p, const char *what)
+/*
+ * After an error completion: the QP is in ERR and flushes what follows.
+ * Return: true if so; what was found in @buf.
+ */
+static bool check_flush(struct pair *p, char *buf, size_t len)
 {
-	int state = hqp_state(&p->a), s;
+	int state = hqp_state(&p->a), s = zero_write(p, 0xf1);
 
-	tap(state == IBV_QPS_ERR, "a) %s: QP in ERR afterwards (state %d)",
-	    what, state);
-	s = zero_write(p, 0xf1);
-	tap(s == IBV_WC_WR_FLUSH_ERR, "a) %s: next WQE flushed (%s)", what,
-	    st(s));
+	snprintf(buf, len, ", QP state %d, next WQE %s", state, st(s));
+	return state == IBV_QPS_ERR && s == IBV_WC_WR_FLUSH_ERR;
 }
 
-/* An ATOMIC_WRITE wrote its value, or failed and left the target alone. */
-static void check_atomic_write(struct pair *p, const char *what, int s)
+/*
+ * An ATOMIC_WRITE wrote its value, or failed and left the target alone.
+ * Return: true if so; the target in @buf.
+ */
+static bool check_atomic_write(struct pair *p, int s, char *buf, size_t len)
 {
 	uint64_t v;
 
 	memcpy(&v, p->mb.p + 64, sizeof(v));
-	if (s == IBV_WC_SUCCESS)
-		tap(v == AW_VALUE, "a) %s: target holds the value (%#llx)",
-		    what, (unsigned long long)v);
-	else
-		tap(v == 0, "a) %s: target untouched (%#llx)", what,
-		    (unsigned long long)v);
+	snprintf(buf, len, ", target %#llx", (unsigned long long)v);
+	return v == (s == IBV_WC_SUCCESS ? AW_VALUE : 0);
 }
 
 /* The next WQE lands in the last slot (odd index) of the 2-slot ring. */
@@ -225,8 +225,9 @@ static void run_case(struct pair *p, const struct caps_case *c)
 {
 	struct rxe_send_wqe *w;
 	struct ibv_wc wc = {};
-	char what[128];
+	char what[128], aw[40] = "", fl[80] = "";
 	int s = -1, err;
+	bool good;
 
 	snprintf(what, sizeof(what), "%s on send_wr 1, send_sge %u, inline 0",
 		 c->desc, c->sge);
@@ -245,14 +246,16 @@ static void run_case(struct pair *p, const struct caps_case *c)
 	if (err)
 		diag("doorbell: %s", strerror(err));
 	s = wait_send_wc(&p->a, &wc, WAIT_MS) == 1 ? (int)wc.status : -1;
-	tap(want_has(c->want ? c->want : S(LOC_LEN_ERR), s) &&
-	    wc.wr_id == 0xca5e, "a) %s: completes with %s", what, st(s));
+	good = want_has(c->want ? c->want : S(LOC_LEN_ERR), s) &&
+	       wc.wr_id == 0xca5e;
 	if (s >= 0 && wc.wr_id != 0xca5e)
 		diag("wr_id %#llx", (unsigned long long)wc.wr_id);
 	if (c->fill == fill_atomic_write)
-		check_atomic_write(p, what, s);
+		good &= check_atomic_write(p, s, aw, sizeof(aw));
 	if (s > IBV_WC_SUCCESS)
-		check_flush(p, what);
+		good &= check_flush(p, fl, sizeof(fl));
+	/* One line per case: the status, then what an error must cause. */
+	tap(good, "a) %s: completes with %s%s%s", what, st(s), aw, fl);
 }
 
 /* The cases for QPs of @sge send SGEs, on one pair. */
