@@ -73,6 +73,7 @@ struct ah_race {
 /* UD SENDs through the number the failing create gets, again and again. */
 static void *ah_racer(void *arg)
 {
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
 	struct ah_race *r = arg;
 	struct rxe_send_wqe *w;
 	struct ibv_wc wc;
@@ -94,6 +95,10 @@ static void *ah_racer(void *arg)
 			r->success++;
 		else if (wc.status != IBV_WC_LOC_QP_OP_ERR)
 			r->other++;
+		/* IBTA 10.3.1: a UD send error leaves the QP in SQE. */
+		if (wc.status != IBV_WC_SUCCESS &&
+		    ibv_modify_qp(r->p->a.qp, &rts, IBV_QP_STATE))
+			break;
 	}
 	return NULL;
 }

@@ -5,8 +5,9 @@
  *
  * Lifetime: ib_core owns the memory (ib_alloc_device/ib_dealloc_device).
  * A device becomes visible to the data path (its netns context's RCU list)
- * only after ib_register_device() succeeded and leaves it in
- * sroce_dealloc_driver(), which ib_core calls exactly once on the way out.
+ * once its tables are set up, just before ib_register_device(), and
+ * leaves it in sroce_dealloc_driver(), which ib_core calls exactly once on
+ * the way out (a failed registration's included).
  */
 #ifndef SROCE_DEV_H
 #define SROCE_DEV_H

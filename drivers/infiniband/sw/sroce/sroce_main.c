@@ -230,6 +230,49 @@ static int sroce_check_netdev(const char *name, struct net_device *ndev)
 	return 0;
 }
 
+/*
+ * Make registered device @sdev known to the netdev notifier (the list),
+ * unless its netdev started unregistering or moved to another namespace
+ * meanwhile: the notifier could not see the device then, so it is
+ * unregistered here.  A move unregisters the netdev in its namespace and
+ * registers it anew in the other: a device left bound to it would keep
+ * the old namespace's sockets, and that namespace's exit would wait for
+ * them for good.  Under RTNL, so the check and the notifier cannot
+ * interleave; the device reference keeps it from being torn down in
+ * between.
+ *
+ * Return: 0, or -ENODEV when the device is going again.
+ */
+static int sroce_dev_enlist(struct sroce_dev *sdev,
+			    struct sroce_dev_entry *entry)
+{
+	struct net_device *ndev = sdev->ndev;
+	int err = -ENODEV;
+
+	rtnl_lock();
+	if (!ib_device_try_get(&sdev->ibdev))
+		goto out;	/* someone unregisters it already */
+	if (ndev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(ndev), sdev->snet->net)) {
+		ib_unregister_device_queued(&sdev->ibdev);
+	} else {
+		entry->sdev = sdev;
+		mutex_lock(&sroce_list_mutex);
+		list_add_tail(&entry->node, &sroce_dev_list);
+		mutex_unlock(&sroce_list_mutex);
+		entry = NULL;
+		sroce_port_update(sdev);
+		sroce_info(sdev, "created on %s (%s)\n", netdev_name(ndev),
+			   sroce_port_state_name(sroce_port_state(sdev)));
+		err = 0;
+	}
+	ib_device_put(&sdev->ibdev);
+out:
+	rtnl_unlock();
+	kfree(entry);
+	return err;
+}
+
 static int sroce_dev_add(const char *name, struct net_device *ndev)
 {
 	struct sroce_dev_entry *entry;
@@ -271,6 +314,13 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	err = sroce_net_get(dev_net(ndev), &sdev->snet);
 	if (err)
 		goto err_dealloc;
+	/*
+	 * Visible to ingress from now on, before registration: without a QP
+	 * nothing is reachable there, and every teardown (dealloc_driver)
+	 * unpublishes it, one that races with the rest of this function
+	 * included.
+	 */
+	sroce_net_publish(sdev);
 
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.phys_port_cnt = 1;
@@ -288,38 +338,21 @@ static int sroce_dev_add(const char *name, struct net_device *ndev)
 	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
 	sroce_verbs_init_attrs(sdev);
 
+	/*
+	 * The memory stays ours until we return: once registered, the device
+	 * may be unregistered and freed by `rdma link delete` at any time.
+	 */
+	get_device(&sdev->ibdev.dev);
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err) {
 		pr_err_ratelimited("%s: ib_register_device failed: %d\n", name,
 				   err);
+		put_device(&sdev->ibdev.dev);
 		goto err_dealloc;
 	}
-
-	entry->sdev = sdev;
-	mutex_lock(&sroce_list_mutex);
-	list_add_tail(&entry->node, &sroce_dev_list);
-	mutex_unlock(&sroce_list_mutex);
-	sroce_net_publish(sdev);
-
-	/*
-	 * The notifier cannot see a device before registration completes:
-	 * catch a netdev that started unregistering meanwhile, or moved to
-	 * another namespace (whose move unregisters it there and registers
-	 * it anew: its old namespace's exit would wait for this device's
-	 * sockets forever), under RTNL so the check and the notifier cannot
-	 * interleave.
-	 */
-	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED ||
-	    !net_eq(dev_net(ndev), sdev->snet->net))
-		ib_unregister_device_queued(&sdev->ibdev);
-	else
-		sroce_port_update(sdev);
-	rtnl_unlock();
-
-	sroce_info(sdev, "created on %s (%s)\n", netdev_name(ndev),
-		   sroce_port_state_name(sroce_port_state(sdev)));
-	return 0;
+	err = sroce_dev_enlist(sdev, entry);
+	put_device(&sdev->ibdev.dev);
+	return err;
 
 err_dealloc:
 	ib_dealloc_device(&sdev->ibdev);
