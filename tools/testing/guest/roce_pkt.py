@@ -12,6 +12,7 @@ TTL, header checksum; IPv6: traffic class, flow label, hop limit), the UDP
 header with its checksum set to 0xffff, the BTH with byte 4 (FECN, BECN,
 reserved) set to 0xff, and everything after it up to the ICRC, which is
 sent least significant byte first."""
+import ctypes
 import ipaddress
 import socket
 import struct
@@ -150,7 +151,8 @@ def icrc(iph, udp, ibh):
     u = bytearray(udp)
     u[6:8] = b'\xff\xff'
     b = bytearray(ibh[:12])
-    b[4] = 0xff
+    if len(b) > 4:
+        b[4] = 0xff
     crc = zlib.crc32(b'\xff' * 8 + bytes(m) + bytes(u) + bytes(b))
     return struct.pack('<I', zlib.crc32(ibh[12:], crc))
 
@@ -191,12 +193,20 @@ def ip_packet(src, dst, ibh, sport=49152, tos=0, ttl=64, ident=0x1234,
     return iph + udp + ibh + crc
 
 
-def parse(ip):
+def icrc_ok(ip):
+    """Whether the ICRC of RoCEv2 packet @ip (IPv4 without options with
+    exactly its packet, or IPv6) matches."""
+    hl = 40 if ip[0] >> 4 == 6 else (ip[0] & 15) * 4
+    return icrc(ip[:hl], ip[hl:hl + 8], ip[hl + 8:-4]) == ip[-4:]
+
+
+def parse(ip, check_icrc=True):
     """A received or captured IP packet as a dict, or None when it is no
-    RoCEv2 packet: src, dst (strings), ib (the UDP payload, ICRC
-    included), opcode, pad, pkey, dqpn, psn, ack, and for opcodes with
-    them va, rkey, dlen (RETH), syndrome, msn (AETH); icrc_ok says whether
-    the ICRC matches."""
+    RoCEv2 packet: len (of the IP packet), src, dst (strings), ib (the
+    UDP payload, ICRC included), opcode, pad, pkey, dqpn, psn, ack, and
+    for opcodes with them va, rkey, dlen (RETH), syndrome, msn (AETH),
+    payload_len; icrc_ok says whether the ICRC matches (None unless
+    @check_icrc)."""
     if len(ip) < 20:
         return None
     if ip[0] >> 4 == 4:
@@ -213,24 +223,27 @@ def parse(ip):
         src, dst = ip[8:24], ip[24:40]
     else:
         return None
-    if len(ip) < tot or tot < ihl + 8 + 16:
+    if tot < ihl + 8 + 16 or len(ip) < min(tot, ihl + 8 + 12):
         return None
     udp = ip[ihl:ihl + 8]
     if struct.unpack('!H', udp[2:4])[0] != ROCE_PORT:
         return None
+    # A capture may have cut the packet short: lengths come from IP.
     b = ip[ihl + 8:tot]
-    p = {'src': str(ipaddress.ip_address(src)),
+    blen = tot - ihl - 8
+    p = {'len': tot, 'src': str(ipaddress.ip_address(src)),
          'dst': str(ipaddress.ip_address(dst)), 'ib': b,
          'opcode': b[0], 'pad': (b[1] >> 4) & 3,
          'pkey': struct.unpack('!H', b[2:4])[0],
          'dqpn': int.from_bytes(b[5:8], 'big'), 'ack': b[8] >> 7,
          'psn': int.from_bytes(b[9:12], 'big'),
-         'icrc_ok': icrc(ip[:ihl], udp, b[:-4]) == b[-4:]}
+         'icrc_ok': icrc_ok(ip[:tot]) if check_icrc and len(ip) >= tot
+         else None}
     off = 12
     if b[0] == CNP:
         return p
     for h in EXT.get(b[0] & 0x1f, ()):
-        if len(b) < off + EXT_BYTES[h] + 4:
+        if len(b) < off + EXT_BYTES[h]:
             return p
         if h == 'reth':
             p['va'], p['rkey'], p['dlen'] = struct.unpack(
@@ -239,7 +252,7 @@ def parse(ip):
             p['syndrome'] = b[off]
             p['msn'] = int.from_bytes(b[off + 1:off + 4], 'big')
         off += EXT_BYTES[h]
-    p['payload_len'] = len(b) - off - 4 - p['pad']
+    p['payload_len'] = blen - off - 4 - p['pad']
     return p
 
 
@@ -275,11 +288,54 @@ class EthSender:
                     pkt)
 
 
-def sniffer(ifname):
-    """An Ethernet socket that receives every frame on @ifname (the
-    host's own and, with a hub in front of it, everyone else's)."""
+def _bpf(prog):
+    """Assemble classic BPF: a list of (code, k) and (code, k, label,
+    label) with labels as strings, and label strings between them."""
+    at, out, n = {}, [], 0
+    for i in prog:
+        if isinstance(i, str):
+            at[i] = n
+        else:
+            n += 1
+    n = 0
+    for i in prog:
+        if isinstance(i, str):
+            continue
+        n += 1
+        if len(i) == 2:
+            out.append(struct.pack('HBBI', i[0], 0, 0, i[1]))
+        else:
+            out.append(struct.pack('HBBI', i[0], at[i[2]] - n,
+                                   at[i[3]] - n, i[1]))
+    return b''.join(out)
+
+
+def sniffer(ifname, snap=0, skip=()):
+    """An Ethernet socket that receives the RoCEv2 frames (UDP port 4791,
+    IPv4 without options or IPv6) on @ifname: the host's own and, with a
+    hub in front of it, everyone else's.  The kernel filters: frames
+    whose BTH opcode, its low 5 bits, is in @skip never come, and with
+    @snap the rest are cut to that many bytes."""
+    ld_h, ld_b, jeq, and_k, ret = 0x28, 0x30, 0x15, 0x54, 0x06
+    keep = snap or 0x40000
+    prog = [(ld_h, 12), (jeq, 0x0800, 'v4', 'n6'), 'n6',
+            (jeq, 0x86dd, 'v6', 'drop'),
+            'v4', (ld_b, 14), (jeq, 0x45, 'v4b', 'drop'), 'v4b',
+            (ld_b, 23), (jeq, 17, 'v4c', 'drop'), 'v4c',
+            (ld_h, 36), (jeq, ROCE_PORT, 'v4d', 'drop'), 'v4d',
+            (ld_b, 42), (jeq, 0, 'op', 'op'),
+            'v6', (ld_b, 20), (jeq, 17, 'v6b', 'drop'), 'v6b',
+            (ld_h, 56), (jeq, ROCE_PORT, 'v6c', 'drop'), 'v6c',
+            (ld_b, 62), 'op', (and_k, 0x1f)]
+    for j, op in enumerate(skip):
+        prog += [(jeq, op, 'drop', 's%d' % j), 's%d' % j]
+    prog += [(ret, keep), 'drop', (ret, 0)]
+    code = _bpf(prog)
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                       socket.htons(0x0003))
+    buf = ctypes.create_string_buffer(code)
+    fprog = struct.pack('HL', len(code) // 8, ctypes.addressof(buf))
+    s.setsockopt(socket.SOL_SOCKET, 26, fprog)  # SO_ATTACH_FILTER
     s.bind((ifname, 0))
     return s
 

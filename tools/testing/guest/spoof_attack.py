@@ -24,9 +24,12 @@ ICRC, while the connection runs:
   dst    the requests from ADDR_A, to ADDR_B2 (another address of B's)
   mixed  all of the above, in turn (the IPv6 round)
 
-Requests go when A has been quiet for 10 ms (B then expects exactly the
-PSN after A's last request), responses right after A sent a request
-(which A then waits to be answered).
+The capture skips the middle packets of messages (in the kernel: a
+socket filter), so that it keeps up with the connection.  Requests go
+when A has been quiet for 15 ms (B then expects exactly the PSN after
+A's last request), responses right after A sent a request, at its PSNs
+(the caller delays the frames to B: the attacker is nearer to A than B
+is, and A's requests stay in flight for a few ms).
 
 What sroce must do with them, the caller checks.  Prints, as its last
 line: "result qpn_a=.. qpn_b=.. a_addr=N a_cnp=N a_pkey=N b_addr=N
@@ -36,27 +39,30 @@ each device that only a check of the source or destination address
 were CNPs, how many RoCE packets of the connection it captured, how many
 of those had no payload, and how many of these an ICRC other than
 roce_pkt.icrc() computes (0, or the attacker's packets would prove
-nothing; packets with a payload are left out: sroce sends payloads from
-the user's pages, which the application may rewrite once B has the
-packet, before this capture reads it)."""
+nothing).  Packets with a payload are left out: the capture cuts them
+short, and sroce sends payloads from the user's pages, which the
+application may rewrite once B has taken a packet, before a capture
+reads it."""
 import argparse
 import os
 import random
 import socket
+import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from roce_pkt import (CNP, OP, RESPONSES, SYN_ACK, SYN_NAK_ACCESS,  # noqa
                       SYN_NAK_INV, SYN_NAK_OP, SYN_NAK_SEQ, SYN_RNR,
-                      EthSender, frame_ip, ib, ip_packet, parse, sniffer)
+                      EthSender, frame_ip, ib, icrc_ok, ip_packet, parse,
+                      sniffer)
 
 PACKET_OUTGOING = 4
 WRONG_PKEYS = (0x0000, 0x1234, 0x7ffe, 0xfffe, 0x8000, 0xbeef, 0x7f7f,
                0x8001)
 REQ_KINDS = ('send', 'write', 'read', 'write_first', 'fetch_add')
-RESP_KINDS = ('ack', 'nak_seq', 'rnr', 'nak_access', 'read_resp', 'nak_inv',
-              'read_resp_mid', 'nak_op', 'atomic_ack')
+RESP_KINDS = ('nak_access', 'read_resp', 'ack', 'nak_inv', 'nak_seq',
+              'read_resp', 'rnr', 'nak_op', 'atomic_ack')
 
 p = argparse.ArgumentParser()
 p.add_argument('--if', dest='ifname', required=True)
@@ -68,17 +74,18 @@ p.add_argument('--round', required=True,
                choices=('req', 'resp', 'cnp', 'pkey', 'dst', 'mixed'))
 p.add_argument('--count', type=int, default=60)
 p.add_argument('--seed', type=int, default=1)
+p.add_argument('--idle', type=float, default=0.03,
+               help='seconds A must be quiet before a request goes')
 p.add_argument('--wait', type=float, default=40,
                help='seconds to wait for the connection')
 a = p.parse_args()
 rnd = random.Random(a.seed)
 
 # What the attacker knows.
-st = {'qpn_a': None, 'qpn_b': None, 'next_b': None, 'a_psns': [],
+st = {'qpn_a': None, 'qpn_b': None, 'next_b': None, 'last': None,
       'read': None, 'write': None, 'mtu': 0, 'req_seen': 0}
 macs = {}
 sniffed = hdr_only = icrc_bad = 0
-icrc_bad_ops = {}
 
 
 def learn(fr, pkttype):
@@ -88,7 +95,7 @@ def learn(fr, pkttype):
     if not x or pkttype == PACKET_OUTGOING:
         return
     mac, ip = x
-    pk = parse(ip)
+    pk = parse(ip, check_icrc=False)
     if not pk or pk['opcode'] == CNP:
         return
     if pk['src'] in (a.a, a.b):
@@ -97,14 +104,12 @@ def learn(fr, pkttype):
         return
     sniffed += 1
     op = pk['opcode'] & 0x1f
-    # The ICRC code is checked on packets without payload: a payload
-    # sroce sends from the user's pages (zero copy) may have changed by
-    # the time this capture reads it, after B took the packet.
-    if not pk.get('payload_len'):
+    # Packets with a payload come cut short (see below); and a payload
+    # sroce sends from the user's pages (zero copy) may change once B has
+    # taken the packet, before this capture reads it.
+    if not pk.get('payload_len') and len(ip) >= pk['len']:
         hdr_only += 1
-        icrc_bad += not pk['icrc_ok']
-    elif not pk['icrc_ok']:
-        icrc_bad_ops[op] = icrc_bad_ops.get(op, 0) + 1
+        icrc_bad += not icrc_ok(ip[:pk['len']])
     if pk['src'] == a.b:
         st['qpn_a'] = pk['dqpn']
         return
@@ -120,17 +125,54 @@ def learn(fr, pkttype):
     if op == OP['READ_REQ']:
         mtu = st['mtu'] or 1024
         n = max(1, -(-pk['dlen'] // mtu))
-        st['read'] = (pk['va'], pk['rkey'], pk['psn'], n)
+        st['read'] = (pk['va'], pk['rkey'], pk['psn'], n, pk['dlen'])
     elif 'rkey' in pk:
         st['write'] = (pk['va'], pk['rkey'])
     st['next_b'] = (pk['psn'] + n) & 0xffffff
-    st['a_psns'] = (st['a_psns'] + [pk['psn']])[-8:]
+    st['last'] = (pk['psn'], n, op)
     st['req_seen'] += 1
 
 
-sn = sniffer(a.ifname)
-# A small buffer: what the attacker reads is recent, if not all of it.
-sn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+T0 = time.time()
+# The middle packets of messages (most of them) tell nothing new: the
+# kernel keeps them away, and cuts the others after the headers.
+sn = sniffer(a.ifname, snap=128,
+             skip=(OP['SEND_MIDDLE'], OP['WRITE_MIDDLE'],
+                   OP['READ_RESP_MIDDLE']))
+# Room for every frame of a busy second: a frame missed is a PSN missed.
+sn.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
+              32 << 20)
+
+
+sn.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
+lags = []       # how old a request was when the attacker answered it
+
+
+def recv():
+    """Take in the next frame captured (socket.timeout, BlockingIOError
+    when none comes); True when it was a request of A's."""
+    fr, anc, _, addr = sn.recvmsg(2048, 64)
+    before = st['req_seen']
+    learn(fr, addr[2])
+    if st['req_seen'] == before:
+        return False
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == 35 and len(data) >= 16:
+            sec, nsec = struct.unpack('qq', data[:16])
+            st['req_at'] = sec + nsec / 1e9
+    return True
+
+
+def drain():
+    """Take in every frame captured so far (for a second at most): what
+    comes next is new."""
+    end = time.time() + 1
+    sn.settimeout(0)
+    while time.time() < end:
+        try:
+            recv()
+        except (socket.timeout, BlockingIOError):
+            return
 
 
 def pump(secs, want=None):
@@ -148,16 +190,14 @@ def pump(secs, want=None):
             return want == 'idle'
         sn.settimeout(max(end - now, 0.001))
         try:
-            fr, addr = sn.recvfrom(2048)
+            if not recv():
+                continue
         except (socket.timeout, BlockingIOError):
             continue
-        before = st['req_seen']
-        learn(fr, addr[2])
-        if st['req_seen'] != before:
-            if want == 'req':
-                return True
-            if want == 'idle':
-                end = time.time() + secs
+        if want == 'req':
+            return True
+        if want == 'idle':
+            end = time.time() + secs
 
 
 end = time.time() + a.wait
@@ -170,10 +210,10 @@ if st['qpn_a'] is None or st['qpn_b'] is None or st['next_b'] is None:
     print('no connection seen: %s' % st)
     print('result none')
     sys.exit(1)
-print('# connection: A %s QP %#x, B %s QP %#x, B expects PSN %#x, '
-      'WRITE to %s, READ from %s, MTU %d' % (
-          a.a, st['qpn_a'], a.b, st['qpn_b'], st['next_b'], st['write'],
-          st['read'], st['mtu']))
+print('# connection (after %.1f s): A %s QP %#x, B %s QP %#x, B expects '
+      'PSN %#x, WRITE to %s, READ from %s, MTU %d' % (
+          time.time() - T0, a.a, st['qpn_a'], a.b, st['qpn_b'],
+          st['next_b'], st['write'], st['read'], st['mtu']))
 if a.alt:
     macs[a.alt] = macs[a.b]
 tx = EthSender(a.ifname, macs)
@@ -203,10 +243,15 @@ def request(kind, pkey):
 
 
 def response(kind, pkey, i):
-    """A response A would take from B, at a PSN A has (likely) in
-    flight: its latest request (@i = 0), the one before (1) or after (2),
-    or inside its latest READ."""
-    psn = ((st['a_psns'] or [0])[-1] + (0, -1, 1)[i % 3]) & 0xffffff
+    """A response A would take from B, at a PSN A has in flight: its
+    latest request's (@i = 0), the one before (1) or after it (2); after
+    a READ, its first response's and its last's, READ responses at its
+    first (@i = 0) or a random one of its PSNs."""
+    psn, n, op = st['last'] or (0, 1, 0)
+    if op == OP['READ_REQ']:
+        psn = (psn + (0, n - 1, n // 2)[i % 3]) & 0xffffff
+    else:
+        psn = (psn + (0, -1, 1)[i % 3]) & 0xffffff
     mtu = st['mtu'] or 1024
     kw = {'pkey': pkey, 'msn': rnd.randrange(1 << 24)}
     syn = {'ack': SYN_ACK, 'nak_seq': SYN_NAK_SEQ, 'rnr': SYN_RNR | 14,
@@ -217,21 +262,20 @@ def response(kind, pkey, i):
     if kind == 'atomic_ack':
         return ib(OP['ATOMIC_ACK'], st['qpn_a'], psn, syndrome=SYN_ACK,
                   orig=1 << 50, **kw)
-    rd = st['read']
-    if rd:
-        _, _, rpsn, n = rd
-        k = rnd.randrange(n)
-        psn = (rpsn + k) & 0xffffff
-        if kind == 'read_resp_mid' and 0 < k < n - 1:
-            return ib(OP['READ_RESP_MIDDLE'], st['qpn_a'], psn,
-                      garbage[:mtu], **kw)
-        op = ('READ_RESP_ONLY' if n == 1 else 'READ_RESP_FIRST' if k == 0
-              else 'READ_RESP_LAST' if k == n - 1 else 'READ_RESP_MIDDLE')
-        body = garbage[:mtu] if op in ('READ_RESP_FIRST',
-                                       'READ_RESP_MIDDLE') else garbage[:64]
-        return ib(OP[op], st['qpn_a'], psn, body, syndrome=SYN_ACK, **kw)
-    return ib(OP['READ_RESP_ONLY'], st['qpn_a'], psn, garbage[:64],
-              syndrome=SYN_ACK, **kw)
+    _, _, rpsn, n, dlen = st['read'] or (0, 0, psn, 1, 64)
+    k = 0 if i == 0 else rnd.randrange(n)
+    psn = (rpsn + k) & 0xffffff
+    if n == 1:
+        return ib(OP['READ_RESP_ONLY'], st['qpn_a'], psn, garbage[:dlen],
+                  syndrome=SYN_ACK, **kw)
+    if k == n - 1:
+        return ib(OP['READ_RESP_LAST'], st['qpn_a'], psn,
+                  garbage[:dlen - k * mtu], syndrome=SYN_ACK, **kw)
+    if k == 0:
+        return ib(OP['READ_RESP_FIRST'], st['qpn_a'], psn, garbage[:mtu],
+                  syndrome=SYN_ACK, **kw)
+    return ib(OP['READ_RESP_MIDDLE'], st['qpn_a'], psn, garbage[:mtu],
+              **kw)
 
 
 def cnp(pkey):
@@ -291,24 +335,29 @@ n = 0
 deadline = time.time() + 30
 while n < a.count and time.time() < deadline:
     target, kind, spoofed, pkey, alt = next(gen)
+    drain()
     if kind == 'cnp':
         k = 10 if a.round == 'cnp' else 1
         pump(0.03)
     elif target == 'b':
         k = 1
-        pump(0.01, 'idle')
+        pump(a.idle, 'idle')
     else:
         k = 3
         pump(0.5, 'req')
     for i in range(min(k, a.count - n)):
         send_one(target, kind, spoofed, pkey, alt, i)
         n += 1
+    if target == 'a' and kind != 'cnp' and st.get('req_at'):
+        lags.append(time.time() - st['req_at'])
+print('# %d packets sent by %.1f s' % (n, time.time() - T0))
+if lags:
+    lags.sort()
+    print('# responses sent %.1f ms (median; %.1f-%.1f) after the request '
+          'they answer reached the attacker' % (
+              lags[len(lags) // 2] * 1e3, lags[0] * 1e3, lags[-1] * 1e3))
 # Let the last ones land before the caller reads the counters.
 time.sleep(0.5)
-if icrc_bad_ops:
-    print('# captured packets with a payload whose ICRC no longer matches '
-          '(opcode: count): %s' % ', '.join(
-              '%#x: %d' % kv for kv in sorted(icrc_bad_ops.items())))
 print('result qpn_a=%d qpn_b=%d %s sniffed=%d hdr_only=%d icrc_bad=%d '
       'mtu=%d' % (st['qpn_a'], st['qpn_b'],
                   ' '.join('%s=%d' % kv for kv in sorted(sent.items())),

@@ -10,6 +10,10 @@
 #   nb (sroce_b, server) ---- br0 (learns no addresses) in the initial ns
 #   nc (attacker)        --/
 #
+# The bridge's port toward nb delays frames by 20 ms (netem): the attacker
+# is nearer to A than B is, so A's requests stay in flight for 20 ms,
+# long enough for an attacker in Python to answer them first.
+#
 # Each round runs a verified transfer (sroce-verify: one RC QP, SEND,
 # WRITE, WRITE_IMM, READ and server-to-client SEND, every byte checked)
 # while spoof_attack.py, in nc, sends one kind of attack:
@@ -39,7 +43,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ATTACK=$HERE/spoof_attack.py
 ALOG=/tmp/attack.log
-SECS=${SROCE_SPOOF_SECS:-6}	# each round's transfer, -D
+STOP=/tmp/spoof_stop	# the transfer stops when it exists
 COUNT=${SROCE_SPOOF_COUNT:-45}	# packets per round
 ME=198.18.0.3 ME6=2001:db8::3 ALT=198.18.0.12
 SEED=${SROCE_SPOOF_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
@@ -57,34 +61,16 @@ if ! rdma_setup hub; then
 fi
 ok "topology: na, nb, nc on a flooding bridge, sroce in na and nb"
 ip -n nb addr add "$ALT/24" dev vb
+check "a 20 ms delay toward nb" eval 'modprobe sch_netem &&
+	tc qdisc add dev vb0 root netem delay 20ms'
 
 # How HEAD-era drivers took the packets, for the diagnostics.
 SEEN="rx_dup_request rx_out_of_seq rx_bad_request rx_access_err tx_seq_nak tx_rnr_nak rx_nak rx_rnr_nak rx_drop_stale_resp retry_seq
 rp_cnp_handled"
 declare -A S0 S1
 
-# snap ARRAY DEV: every counter of DEV into ARRAY[DEV.name], one rdma call.
-snap() {
-	# shellcheck disable=SC2034
-	local -n arr=$1
-	local dev=$2
-	# shellcheck disable=SC2046
-	set -- $(rdma statistic show link "$dev/1")
-	shift 2
-	while [ $# -ge 2 ]; do
-		arr[$dev.$1]=$2
-		shift 2
-	done
-}
-
-# delta DEV COUNTER: growth over the round, or "absent" (no such counter).
-delta() {
-	local k=$1.$2
-	if [ -z "${S0[$k]:-}" ] || [ -z "${S1[$k]:-}" ]; then
-		echo absent
-	else
-		echo $((S1[$k] - S0[$k]))
-	fi
+delta() {	# DEV COUNTER: growth over the round, or "absent"
+	hw_delta S0 S1 "$1" "$2"
 }
 
 # qp_field DEV QPN FIELD: one field of `rdma -dd resource show qp` for QP
@@ -102,14 +88,18 @@ round() {
 	local R_qpn_a='' R_qpn_b='' R_a_addr=0 R_a_pkey=0 R_b_addr=0
 	local R_b_pkey=0 R_a_cnp=0 R_sniffed=0 R_hdr_only=0 R_icrc_bad=0
 	local R_mtu=0
+	# shellcheck disable=SC2034  # (hw_snap's and delta's)
 	S0=() S1=()
-	snap S0 sroce_a
-	snap S0 sroce_b
-	ip netns exec nc timeout 120 python3 "$ATTACK" --if vc --a "$aa" \
+	hw_snap S0 sroce_a
+	hw_snap S0 sroce_b
+	# Real-time priority: the attacker is another host, with a CPU of its
+	# own, not a process queued behind the transfer on this one.
+	ip netns exec nc timeout 120 chrt -f 10 python3 "$ATTACK" --if vc --a "$aa" \
 		--b "$ab" --me "$me" --alt "$ALT" --round "$r" --count "$COUNT" \
 		--seed "$SEED" >"$ALOG" 2>&1 &
 	local apid=$!
-	verify_start -q 1 -n 1000000 -m 64K -D "$SECS"
+	rm -f "$STOP"
+	verify_start -q 1 -n 1000000 -m 64K -D 90 -F "$STOP"
 	wait "$apid"
 	arc=$?
 	res=$(grep '^result ' "$ALOG")
@@ -127,7 +117,7 @@ round() {
 		tail -n 5 "$ALOG" | sed 's/^/# attacker: /'
 	fi
 	diag "$r: sent to A: $R_a_addr from a wrong address, $R_a_pkey with a wrong P_Key ($R_a_cnp CNPs); to B: $R_b_addr, $R_b_pkey (path MTU seen: $R_mtu)"
-	# While the transfer still runs (-D outlasts the attack).
+	# While the transfer still runs.
 	sa=$(qp_field sroce_a "${R_qpn_a:-0}" state)
 	sb=$(qp_field sroce_b "${R_qpn_b:-0}" state)
 	check "$r: neither QP in an error state after the attack (A's QP ${R_qpn_a:-?} $sa, B's QP ${R_qpn_b:-?} $sb)" \
@@ -138,6 +128,7 @@ round() {
 		check "$r: A's QP not rate limited after $R_a_cnp spoofed CNPs (cc_limited $lim, cc_rate_mbps $rate)" \
 			test "$lim" = 0
 	fi
+	touch "$STOP"
 	if verify_finish; then
 		ok "$r: the transfer completes, every byte verified"
 		diag "$VERIFY_SUMMARY"
@@ -145,8 +136,8 @@ round() {
 		not_ok "$r: the transfer completes, every byte verified"
 		verify_diag
 	fi
-	snap S1 sroce_a
-	snap S1 sroce_b
+	hw_snap S1 sroce_a
+	hw_snap S1 sroce_b
 	for d in a b; do
 		local dev=sroce_$d na nb v
 		eval "na=\$R_${d}_addr nb=\$R_${d}_pkey"
@@ -169,13 +160,17 @@ round() {
 	done
 }
 
-for r in req resp cnp pkey dst; do
+ROUNDS=${SROCE_SPOOF_ROUNDS:-req resp cnp pkey dst mixed}
+for r in $ROUNDS; do
+	[ "$r" = mixed ] && continue
 	round "$r" "$IP_C" "$IP_S" "$ME"
 done
 
-# The same over IPv6.
-IP_S=$IP6_S GID_S=$GID6_S GID_C=$GID6_C
-round mixed "$IP6_C" "$IP6_S" "$ME6"
+# All of them over IPv6.
+if [[ " $ROUNDS " == *" mixed "* ]]; then
+	IP_S=$IP6_S GID_S=$GID6_S GID_C=$GID6_C
+	round mixed "$IP6_C" "$IP6_S" "$ME6"
+fi
 
 rdma_teardown
 check "sroce unloads" wait_until 30 sroce_unload
