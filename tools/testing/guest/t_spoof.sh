@@ -63,6 +63,13 @@ ok "topology: na, nb, nc on a flooding bridge, sroce in na and nb"
 ip -n nb addr add "$ALT/24" dev vb
 check "a 20 ms delay toward nb" eval 'modprobe sch_netem &&
 	tc qdisc add dev vb0 root netem delay 20ms'
+# A QP whose rate a CNP cut stays cut for 10 s (DCQCN's timers and byte
+# counter, the only ways back up): a CNP that got through still shows
+# when a round checks the rate.
+K=/sys/class/infiniband/sroce_a/ports/1/cc
+check "sroce_a: DCQCN recovers from a cut only after 10 s" eval "
+	echo 10000000 >$K/rp_time_reset && echo 10000000 >$K/rp_dce_tcp_rtt &&
+	echo 4000000000 >$K/rp_byte_reset"
 
 # How HEAD-era drivers took the packets, for the diagnostics.
 SEEN="rx_dup_request rx_out_of_seq rx_bad_request rx_access_err tx_seq_nak tx_rnr_nak rx_nak rx_rnr_nak rx_drop_stale_resp retry_seq
