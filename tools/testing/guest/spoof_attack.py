@@ -26,10 +26,10 @@ ICRC, while the connection runs:
 
 The capture skips the middle packets of messages (in the kernel: a
 socket filter), so that it keeps up with the connection.  Requests go
-when A has been quiet for 15 ms (B then expects exactly the PSN after
-A's last request), responses right after A sent a request, at its PSNs
-(the caller delays the frames to B: the attacker is nearer to A than B
-is, and A's requests stay in flight for a few ms).
+when A has been quiet for --idle seconds (B then expects exactly the PSN
+after A's last request), responses right after A sent a request, at its
+PSNs (the caller delays the frames to B, in order: the attacker is nearer
+to A than B is, and A's requests stay in flight for a while).
 
 What sroce must do with them, the caller checks.  Prints, as its last
 line: "result qpn_a=.. qpn_b=.. a_addr=N a_cnp=N a_pkey=N b_addr=N
