@@ -300,13 +300,15 @@ def attacks():
     elif a.round == 'dst':
         lst = [('b', k, True, 0xffff, True) for k in REQ_KINDS]
     else:
-        lst = ([('b', k, False, 0xffff, False) for k in REQ_KINDS] +
-               [('a', k, False, 0xffff, False) for k in RESP_KINDS] +
-               [('a', 'cnp', False, 0xffff, False)] * 3 +
-               [('b', k, True, pk(i), False)
-                for i, k in enumerate(REQ_KINDS)] +
-               [('a', k, True, pk(i + 1), False)
-                for i, k in enumerate(RESP_KINDS)])
+        # Each kind in turn, so that a few dozen packets have them all.
+        parts = [[('b', k, False, 0xffff, False) for k in REQ_KINDS],
+                 [('a', k, False, 0xffff, False) for k in RESP_KINDS],
+                 [('a', 'cnp', False, 0xffff, False)],
+                 [('b', k, True, pk(i), False)
+                  for i, k in enumerate(REQ_KINDS)],
+                 [('a', k, True, pk(i + 1), False)
+                  for i, k in enumerate(RESP_KINDS)]]
+        lst = [part[i % len(part)] for i in range(9) for part in parts]
     i = 0
     while True:
         yield lst[i % len(lst)]
@@ -357,7 +359,7 @@ if lags:
           'they answer reached the attacker' % (
               lags[len(lags) // 2] * 1e3, lags[0] * 1e3, lags[-1] * 1e3))
 # Let the last ones land before the caller reads the counters.
-time.sleep(0.5)
+time.sleep(0.3)
 print('result qpn_a=%d qpn_b=%d %s sniffed=%d hdr_only=%d icrc_bad=%d '
       'mtu=%d' % (st['qpn_a'], st['qpn_b'],
                   ' '.join('%s=%d' % kv for kv in sorted(sent.items())),

@@ -44,7 +44,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ATTACK=$HERE/spoof_attack.py
 ALOG=/tmp/attack.log
 STOP=/tmp/spoof_stop	# the transfer stops when it exists
-COUNT=${SROCE_SPOOF_COUNT:-45}	# packets per round
+COUNT=${SROCE_SPOOF_COUNT:-36}	# packets per round
 ME=198.18.0.3 ME6=2001:db8::3 ALT=198.18.0.12
 SEED=${SROCE_SPOOF_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 diag "attacker seed $SEED, sroce-verify seed $VERIFY_SEED"
@@ -80,13 +80,17 @@ delta() {	# DEV COUNTER: growth over the round, or "absent"
 	hw_delta S0 S1 "$1" "$2"
 }
 
-# qp_field DEV QPN FIELD: one field of `rdma -dd resource show qp` for QP
-# QPN of DEV ("gone" when the QP is not there).
-qp_field() {
+# qp_show DEV QPN: `rdma -dd resource show qp` for QP QPN of DEV, one
+# word a line ("gone" when the QP is not there); qp_field TEXT FIELD: the
+# value of FIELD in it.
+qp_show() {
 	local out
 	out=$(rdma -dd resource show qp link "$1/1" lqpn "$2" 2>/dev/null)
-	[ -n "$out" ] || { echo gone; return; }
-	tr -s ' \n' '\n' <<<"$out" | awk -v k="$3" '$0 == k { getline; print; exit }'
+	if [ -n "$out" ]; then tr -s ' \n' '\n' <<<"$out"; else echo gone; fi
+}
+qp_field() {
+	awk -v k="$2" '$0 == "gone" { print; exit }
+		$0 == k { getline; print; exit }' <<<"$1"
 }
 
 # round NAME ADDR_A ADDR_B ME: one verified transfer under attack NAME.
@@ -125,13 +129,16 @@ round() {
 	fi
 	diag "$r: sent to A: $R_a_addr from a wrong address, $R_a_pkey with a wrong P_Key ($R_a_cnp CNPs); to B: $R_b_addr, $R_b_pkey (path MTU seen: $R_mtu)"
 	# While the transfer still runs.
-	sa=$(qp_field sroce_a "${R_qpn_a:-0}" state)
-	sb=$(qp_field sroce_b "${R_qpn_b:-0}" state)
+	local qa qb
+	qa=$(qp_show sroce_a "${R_qpn_a:-0}")
+	qb=$(qp_show sroce_b "${R_qpn_b:-0}")
+	sa=$(qp_field "$qa" state)
+	sb=$(qp_field "$qb" state)
 	check "$r: neither QP in an error state after the attack (A's QP ${R_qpn_a:-?} $sa, B's QP ${R_qpn_b:-?} $sb)" \
 		test "$sa" = RTS -a "$sb" = RTS
 	if [ "$R_a_cnp" -gt 0 ]; then
-		lim=$(qp_field sroce_a "${R_qpn_a:-0}" drv_cc_limited)
-		rate=$(qp_field sroce_a "${R_qpn_a:-0}" drv_cc_rate_mbps)
+		lim=$(qp_field "$qa" drv_cc_limited)
+		rate=$(qp_field "$qa" drv_cc_rate_mbps)
 		check "$r: A's QP not rate limited after $R_a_cnp spoofed CNPs (cc_limited $lim, cc_rate_mbps $rate)" \
 			test "$lim" = 0
 	fi
