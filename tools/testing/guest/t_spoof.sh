@@ -10,8 +10,8 @@
 #   nb (sroce_b, server) ---- br0 (learns no addresses) in the initial ns
 #   nc (attacker)        --/
 #
-# The bridge's port toward nb delays frames by 30 ms (netem): the attacker
-# is nearer to A than B is, so A's requests stay in flight for 30 ms,
+# The bridge's port toward nb delays frames by 50 ms (netem): the attacker
+# is nearer to A than B is, so A's requests stay in flight for 50 ms,
 # long enough for an attacker in Python to answer them first.
 #
 # Each round runs a verified transfer (sroce-verify: one RC QP, SEND,
@@ -61,8 +61,8 @@ if ! rdma_setup hub; then
 fi
 ok "topology: na, nb, nc on a flooding bridge, sroce in na and nb"
 ip -n nb addr add "$ALT/24" dev vb
-check "a 30 ms delay toward nb" eval 'modprobe sch_netem &&
-	tc qdisc add dev vb0 root netem delay 30ms'
+check "a 50 ms delay toward nb" eval 'modprobe sch_netem &&
+	tc qdisc add dev vb0 root netem delay 50ms'
 # A QP whose rate a CNP cut stays cut for 10 s (DCQCN's timers and byte
 # counter, the only ways back up): a CNP that got through still shows
 # when a round checks the rate.
