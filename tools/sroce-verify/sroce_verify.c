@@ -5,7 +5,8 @@
  *
  *   server:  sroce-verify -d DEV -g GIDIDX [-p PORT] [-H]
  *   client:  sroce-verify -d DEV -g GIDIDX [-p PORT] [-q QPS] [-n ITERS]
- *                         [-s SEED] [-m MAXSIZE] [-H] SERVER_ADDR
+ *                         [-s SEED] [-m MAXSIZE] [-D SECS] [-F FILE] [-H]
+ *                         SERVER_ADDR
  *
  * The client opens one TCP connection per QP to the server; each QP is
  * driven by its own thread on both sides.  The TCP connection exchanges the
@@ -151,6 +152,7 @@ static struct {
 	unsigned int ops;
 	int qp_timeout;		/* IBTA local ACK timeout exponent */
 	int duration;		/* client: start no iteration after this (s) */
+	const char *stop_file;	/* client: ... once this file exists */
 	int retry_cnt;
 	bool huge;		/* buffers on 2 MiB huge pages (MAP_HUGETLB) */
 } opt = {
@@ -1418,6 +1420,8 @@ static int run_iters(struct qctx *q)
 		q->iter = k;
 		if (!is_server && opt.duration && now() - t0 >= opt.duration)
 			break;
+		if (!is_server && opt.stop_file && !access(opt.stop_file, F_OK))
+			break;
 		ret = is_server ? server_iter(q, k) : client_iter(q, k);
 		if (ret == 1) {
 			/* The client's BYE came instead of iteration k. */
@@ -1678,6 +1682,7 @@ static void help(void)
 		"              send write imm read rsend (server to client SEND),\n"
 		"              and atomic (FETCH_ADD/CMP_SWAP counters, not in the default)\n"
 		"  -D SECS     client: start no iteration after SECS seconds\n"
+		"  -F FILE     client: start no iteration once FILE exists\n"
 		"  -R N        this side's QPs' retry_cnt (default 7)\n"
 		"  -T N        this side's QPs' local ACK timeout, 4.096 us * 2^N (default 17)\n"
 		"  -H          put this side's buffers on 2 MiB huge pages (MAP_HUGETLB)\n"
@@ -1837,7 +1842,7 @@ int main(int argc, char **argv)
 	double t0;
 	int c, i, n = 0;
 
-	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:D:R:T:Hvh")) != -1) {
+	while ((c = getopt(argc, argv, "d:i:g:p:q:n:s:m:t:o:D:F:R:T:Hvh")) != -1) {
 		switch (c) {
 		case 'd':
 			opt.dev = optarg;
@@ -1872,6 +1877,9 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			opt.duration = parse_int(optarg, 1, 3600);
+			break;
+		case 'F':
+			opt.stop_file = optarg;
 			break;
 		case 'R':
 			opt.retry_cnt = parse_int(optarg, 0, 7);

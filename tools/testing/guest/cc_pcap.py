@@ -7,17 +7,14 @@
 Data packets (any opcode but CNP) must be ECN-capable: ECT(0) as sent,
 or CE where the bottleneck marked them.  CNPs (BTH
 opcode 0x81, IBTA Annex A17.9.2) must be BTH + 16 reserved zero bytes +
-ICRC, with a DestQP from --qpns, ECN not-ECT, and a valid ICRC.  The ICRC
-is computed here, independently of sroce: CRC-32 over 8 bytes of 0xff, the
-IPv4 header with TOS/TTL/checksum set to 0xff, the UDP header with its
-checksum set to 0xffff, the BTH with byte 4 set to 0xff, and the rest.
+ICRC, with a DestQP from --qpns, ECN not-ECT, and a valid ICRC (computed
+by roce_pkt.py, independently of sroce).
 Prints one summary line; exits 1 if any packet breaks a rule."""
 import argparse
-import struct
 import sys
-import zlib
 
 from pcap_roce import roce_packets
+from roce_pkt import icrc
 
 p = argparse.ArgumentParser()
 p.add_argument('pcap')
@@ -44,16 +41,6 @@ for ip, ihl, tot in roce_packets(a.pcap):
         continue
     cnps += 1
     dqpn = int.from_bytes(ib[5:8], 'big')
-    masked = bytearray(ip[:ihl])
-    masked[1] = 0xff
-    masked[8] = 0xff
-    masked[10:12] = b'\xff\xff'
-    mudp = bytearray(udp)
-    mudp[6:8] = b'\xff\xff'
-    mib = bytearray(ib[:-4])
-    mib[4] = 0xff
-    icrc = zlib.crc32(b'\xff' * 8 + bytes(masked) + bytes(mudp) +
-                      bytes(mib))
     why = []
     if len(ib) != 12 + 16 + 4:
         why.append('length %d' % len(ib))
@@ -63,7 +50,7 @@ for ip, ihl, tot in roce_packets(a.pcap):
         why.append('DestQP %#x not a sender QP' % dqpn)
     if ecn != 0:
         why.append('ECN %d' % ecn)
-    if struct.unpack('<I', ib[-4:])[0] != icrc:
+    if icrc(ip[:ihl], udp, ib[:-4]) != ib[-4:]:
         why.append('bad ICRC')
     if why:
         bad.append('CNP: ' + ', '.join(why))

@@ -158,12 +158,15 @@ in_ns() {
 # pyrun DESC NS CMD...: run a pyverbs script (in namespace NS, or here
 # if NS is empty) and take its "ok - " and "not ok - " lines as TAP, and
 # "skip - desc # SKIP why" and "todo - desc # TODO why" as skip and todo;
-# it must end with "done".
+# it must end with "done".  Its output is left in PYRUN_OUT.
+PYRUN_OUT=
 pyrun() {
 	local desc=$1 ns=$2 out line rc
 	shift 2
 	out=$(in_ns "$ns" timeout 300 python3 "$@" 2>&1)
 	rc=$?
+	# shellcheck disable=SC2034  # (for the caller)
+	PYRUN_OUT=$out
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "${line#ok - }" ;;
@@ -205,6 +208,34 @@ gid_present() {
 			return 0
 	done
 	return 1
+}
+
+# hw_snap ARRAY DEV: every hw counter of DEV's port 1 into the
+# associative array ARRAY, as ARRAY[DEV.counter], with one rdma call.
+hw_snap() {
+	local -n hw_arr=$1
+	local dev=$2
+	# shellcheck disable=SC2046
+	set -- $(rdma statistic show link "$dev/1")
+	shift 2
+	while [ $# -ge 2 ]; do
+		# shellcheck disable=SC2034  # (a nameref)
+		hw_arr[$dev.$1]=$2
+		shift 2
+	done
+}
+
+# hw_delta BEFORE AFTER DEV COUNTER: growth of a counter between two
+# hw_snap arrays, or "absent" when the device has no such counter.
+hw_delta() {
+	local -n hw_b=$1 hw_a=$2
+	local k=$3.$4
+	local v0=${hw_b[$k]:-} v1=${hw_a[$k]:-}
+	if [ -z "$v0" ] || [ -z "$v1" ]; then
+		echo absent
+	else
+		echo $((v1 - v0))
+	fi
 }
 
 # hw_stat DEV COUNTER: one sroce hw counter of port 1.

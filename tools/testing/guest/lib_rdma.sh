@@ -9,6 +9,14 @@
 #   sroce  two namespaces na/nb joined by the veth pair va/vb
 #          (198.18.0.1/24 + 2001:db8::1 on va, .2 + 2001:db8::2 on vb),
 #          sroce_a on va in na (client), sroce_b on vb in nb (server).
+#   hub    three namespaces na, nb, nc on one Ethernet segment: a bridge
+#          br0 in the initial namespace with ports va0, vb0, vc0 that
+#          learn no addresses, so it floods every frame to every port (a
+#          hub, or a mirror port: nc sees what na and nb exchange); va,
+#          vb, vc in na, nb, nc with 198.18.0.1, .2, .3 and 2001:db8::1,
+#          ::2, ::3; sroce_a on va (client), sroce_b on vb (server).  nc,
+#          without an RDMA device, is the third host (t_spoof.sh,
+#          t_peerfuzz.sh).
 #   rxe    the kernel's rdma_rxe as the reference: rdma_rxe's UDP socket
 #          lives in the initial namespace only, and two rxe devices on two
 #          local addresses do not reach each other (the receive side looks
@@ -18,7 +26,7 @@
 #          both on rxe0 (rxe loops packets to its own address back inside
 #          the driver).
 #
-#   MODE            sroce | rxe
+#   MODE            sroce | hub | rxe
 #   NS_S NS_C       namespace of server / client ("" = initial)
 #   DEV_S DEV_C     RDMA device of server / client
 #   NETDEV_S NETDEV_C  their netdevs
@@ -129,6 +137,33 @@ rdma_setup_sroce() {
 	IP_S=198.18.0.2 IP_C=198.18.0.1 IP6_S=2001:db8::2 IP6_C=2001:db8::1
 }
 
+rdma_setup_hub() {
+	local n
+	{ sroce_loaded || sroce_load; } || return 1
+	ip link add br0 type bridge || return 1
+	ip link set br0 up
+	for n in a b c; do
+		ip netns add "n$n" || return 1
+		ip link add "v${n}0" type veth peer name "v$n" netns "n$n" ||
+			return 1
+		ip link set "v${n}0" master br0 || return 1
+		bridge link set dev "v${n}0" learning off || return 1
+		ip link set "v${n}0" up
+		ip -n "n$n" link set lo up
+		ip -n "n$n" link set "v$n" up
+	done
+	ip -n na addr add 198.18.0.1/24 dev va
+	ip -n nb addr add 198.18.0.2/24 dev vb
+	ip -n nc addr add 198.18.0.3/24 dev vc
+	ip -n na -6 addr add 2001:db8::1/64 dev va nodad
+	ip -n nb -6 addr add 2001:db8::2/64 dev vb nodad
+	ip -n nc -6 addr add 2001:db8::3/64 dev vc nodad
+	ip netns exec na rdma link add sroce_a type sroce netdev va || return 1
+	ip netns exec nb rdma link add sroce_b type sroce netdev vb || return 1
+	NS_S=nb NS_C=na DEV_S=sroce_b DEV_C=sroce_a NETDEV_S=vb NETDEV_C=va
+	IP_S=198.18.0.2 IP_C=198.18.0.1 IP6_S=2001:db8::2 IP6_C=2001:db8::1
+}
+
 rdma_setup_rxe() {
 	modprobe rdma_rxe || return 1
 	modprobe rdma_ucm
@@ -147,8 +182,9 @@ rdma_setup() {
 	MODE=${1:-sroce}
 	case "$MODE" in
 	sroce) rdma_setup_sroce ;;
+	hub) rdma_setup_hub ;;
 	rxe) rdma_setup_rxe ;;
-	*) diag "unknown mode $MODE (sroce|rxe)"; return 1 ;;
+	*) diag "unknown mode $MODE (sroce|hub|rxe)"; return 1 ;;
 	esac || return 1
 	modprobe rdma_ucm
 	wait_until 20 port_active "$DEV_S" && wait_until 20 port_active "$DEV_C" ||
@@ -174,6 +210,14 @@ rdma_teardown() {
 		ip netns exec nb rdma link delete sroce_b
 		ip netns del na
 		ip netns del nb
+		;;
+	hub)
+		ip netns exec na rdma link delete sroce_a
+		ip netns exec nb rdma link delete sroce_b
+		ip netns del na
+		ip netns del nb
+		ip netns del nc
+		ip link del br0
 		;;
 	rxe)
 		rdma link delete rxe0

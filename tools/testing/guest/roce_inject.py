@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Send hand-built RoCEv2 packets over a raw IPv4 socket, for tests of
-sroce's ingress validation.  The ICRC (IBTA Annex A17.9.1) is computed here
-independently of sroce: CRC-32 (zlib's) over 8 bytes of 0xff, the IPv4
-header with TOS/TTL/checksum set to 0xff, the UDP header with checksum
-0xffff, the BTH with byte 4 set to 0xff, and the rest; sent LSB first.
-Addresses must be the test networks' (198.18.0.0/15)."""
+sroce's ingress validation.  The packet and its ICRC come from roce_pkt.py,
+independently of sroce.  Addresses must be the test networks'
+(198.18.0.0/15)."""
 import argparse
 import ipaddress
-import socket
-import struct
-import zlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from roce_pkt import RawSender, bth, ip_packet  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument('--src', required=True)
@@ -29,28 +29,9 @@ for ip in (a.src, a.dst):
 
 payload = bytes(i & 0xff for i in range(a.payload))
 pad = -len(payload) & 3
-bth = struct.pack('!BBHB3sB3s', a.opcode, pad << 4, 0xffff, 0,
-                  a.qpn.to_bytes(3, 'big'), 0x80, a.psn.to_bytes(3, 'big'))
-ib = bth + bytes.fromhex(a.ext) + payload + bytes(pad)
-udp_len = 8 + len(ib) + 4
-udp = struct.pack('!HHHH', 49152, 4791, udp_len, 0)
-tot = 20 + udp_len
-iph = struct.pack('!BBHHHBBH4s4s', 0x45, 0, tot, 0x1234, 0x4000, 64, 17, 0,
-                  socket.inet_aton(a.src), socket.inet_aton(a.dst))
-
-masked = bytearray(iph)
-masked[1] = 0xff
-masked[8] = 0xff
-masked[10:12] = b'\xff\xff'
-mudp = bytearray(udp)
-mudp[6:8] = b'\xff\xff'
-mib = bytearray(ib)
-mib[4] = 0xff
-icrc = zlib.crc32(b'\xff' * 8 + bytes(masked) + bytes(mudp) + bytes(mib))
-if a.bad_icrc:
-    icrc ^= 1
-pkt = iph + udp + ib + struct.pack('<I', icrc)
-
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+ib = (bth(a.opcode, a.qpn, a.psn, pad=pad, ack=True) +
+      bytes.fromhex(a.ext) + payload + bytes(pad))
+pkt = ip_packet(a.src, a.dst, ib, bad_icrc=a.bad_icrc)
+s = RawSender()
 for _ in range(a.count):
-    s.sendto(pkt, (a.dst, 0))
+    s.send(pkt)
