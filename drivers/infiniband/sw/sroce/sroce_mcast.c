@@ -55,6 +55,12 @@ struct sroce_mcast_att {
 	struct list_head node;
 	struct sroce_qp *qp;		/* under mc->lock: which QP */
 	struct sroce_qp_ref *ref;	/* under RCU: the receive path's way in */
+	/*
+	 * Attach calls it stands for: ib_core counts a use of the QP per
+	 * (MGID, LID) attached, and RoCE has no LIDs, so one QP attached
+	 * under several LIDs is one attachment that as many detaches undo.
+	 */
+	unsigned int count;
 	struct rcu_head rcu;
 };
 
@@ -165,7 +171,8 @@ static bool sroce_mgid_valid(const union ib_gid *gid)
  * @lid: unused on RoCE
  *
  * The device joins the IP group on the first attachment.  Attaching a QP
- * that is already attached succeeds and changes nothing.
+ * that is already attached (under another LID, which RoCE ignores, or the
+ * same) succeeds and is counted: each attach takes one detach.
  *
  * Context: process context; must not be called with RTNL held.
  *
@@ -177,7 +184,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	struct sroce_dev *sdev = to_sroce_dev(ibqp->device);
 	struct sroce_qp *qp = to_sroce_qp(ibqp);
 	struct sroce_mcast *mc = &sdev->mcast;
-	struct sroce_mcast_att *att;
+	struct sroce_mcast_att *att, *old;
 	struct sroce_mcg *g, *newg = NULL;
 	int err = 0;
 
@@ -189,11 +196,18 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		return -ENOMEM;
 	att->qp = qp;
 	att->ref = qp->rxref;
+	att->count = 1;
 
 	mutex_lock(&mc->lock);
 	g = sroce_mcg_find(mc, gid);
-	if (g && sroce_mcg_find_qp(g, qp))
-		goto out_free;		/* already attached */
+	old = g ? sroce_mcg_find_qp(g, qp) : NULL;
+	if (old) {
+		if (old->count == UINT_MAX)
+			err = -ENOMEM;
+		else
+			old->count++;
+		goto out_free;
+	}
 	if (mc->nattach >= SROCE_MAX_TOT_MCAST_QP_ATTACH ||
 	    (g && g->nqp >= SROCE_MAX_MCAST_QP_ATTACH) ||
 	    (!g && mc->ngrp >= SROCE_MAX_MCAST_GRP)) {
@@ -237,7 +251,8 @@ out_free:
  * @gid: MGID it was attached to
  * @lid: unused on RoCE
  *
- * The device leaves the IP group when its last QP detaches.
+ * The device leaves the IP group when its last QP detaches; a QP attached
+ * several times stays until as many detaches.
  *
  * Context: process context; must not be called with RTNL held.
  *
@@ -255,7 +270,7 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	g = sroce_mcg_find(mc, gid);
 	if (g)
 		att = sroce_mcg_find_qp(g, qp);
-	if (att)
+	if (att && !--att->count)
 		sroce_mcg_detach(sdev, g, att);
 	mutex_unlock(&mc->lock);
 	return att ? 0 : -EINVAL;
