@@ -30,7 +30,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
-SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_qp t_ud t_rc t_rcerr t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_perf t_bench t_pyverbs p_wire p_interop}
+SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_vfuzz t_qp t_ud t_rc t_rcerr t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_perf t_bench t_pyverbs p_wire p_interop}
 SROCE_SMP_TESTS=${SROCE_SMP_TESTS-t_rc t_perf}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}
@@ -294,7 +294,7 @@ if [ "${SROCE_HOST_SUITES:-1}" = 1 ]; then
 	suite microbench make -s microbench
 fi
 # Userspace test tools the guests run (compiled against the host's libs).
-suite tools make -C tools/sroce-verify
+suite tools sh -c 'make -C tools/sroce-verify && make -C tools/testing/vfuzz'
 make -s bench-plot >/dev/null 2>&1
 GUEST_KVERS=
 for k in $KVERS; do

@@ -36,7 +36,7 @@
 enum {
 	C_SEND, C_WRITE, C_READ, C_ATOMIC, C_ATOMIC_WRITE, C_WRITE_RO,
 	C_WRITE_PAST_END, C_WRITE_OTHER_PD, C_UD_SEND, C_UD_OTHER_PD_AH,
-	C_UD_DEAD_AH, NCHK
+	C_UD_DEAD_AH, C_MTU, NCHK
 };
 
 static struct chk {
@@ -55,6 +55,7 @@ static struct chk {
 	[C_UD_SEND] = { "UD SEND through the QP's PD's AH arrives intact" },
 	[C_UD_OTHER_PD_AH] = { "UD send through another PD's AH: LOC_QP_OP_ERR, nothing delivered" },
 	[C_UD_DEAD_AH] = { "UD send through a destroyed AH's number: error completion, nothing delivered" },
+	[C_MTU] = { "SEND in packets larger than the responder's path MTU: not completed as success on either side" },
 };
 
 struct side {
@@ -66,7 +67,7 @@ struct side {
 static struct {
 	struct ibv_context *c;
 	struct ibv_pd *pd, *pd2;
-	struct side a, b, x, y, ua, ub;
+	struct side a, b, x, y, ua, ub, m, n;
 	struct ibv_qp_ex *xx;
 	struct ibv_ah *ah, *ah2;
 	char *src, *dst, *rbuf, *ro, *oth, *loc;
@@ -76,7 +77,7 @@ static struct {
 	uint64_t seq;
 } K;
 
-static uint32_t check_qpns[6];
+static uint32_t check_qpns[8];
 
 bool check_owns_qpn(uint32_t qpn)
 {
@@ -189,7 +190,16 @@ static int side_init(struct side *s, struct ibv_pd *pd, int type, uint32_t sge,
 	return 0;
 }
 
+static int to_rts_mtu(struct ibv_qp *qp, int type, uint32_t dest,
+		      enum ibv_mtu mtu);
+
 static int to_rts(struct ibv_qp *qp, int type, uint32_t dest)
+{
+	return to_rts_mtu(qp, type, dest, D.port.active_mtu);
+}
+
+static int to_rts_mtu(struct ibv_qp *qp, int type, uint32_t dest,
+		      enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {};
 	int v6 = D.gid_v4 < 0;
@@ -218,7 +228,7 @@ static int to_rts(struct ibv_qp *qp, int type, uint32_t dest)
 		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
 			return -1;
 	} else {
-		a.path_mtu = D.port.active_mtu;
+		a.path_mtu = mtu;
 		a.dest_qp_num = dest;
 		a.rq_psn = 0;
 		a.max_dest_rd_atomic = 8;
@@ -271,6 +281,17 @@ static int reconnect(struct side *p, struct side *q)
 	      to_rts(q->qp, IBV_QPT_RC, p->qp->qp_num);
 	drain_side(p);
 	drain_side(q);
+	return err;
+}
+
+/* m sends with the port's MTU; n takes packets of 256 bytes at most. */
+static int mtu_reset(void)
+{
+	int err = to_rts_mtu(K.m.qp, IBV_QPT_RC, K.n.qp->qp_num, D.port.active_mtu) |
+		  to_rts_mtu(K.n.qp, IBV_QPT_RC, K.m.qp->qp_num, IBV_MTU_256);
+
+	drain_side(&K.m);
+	drain_side(&K.n);
 	return err;
 }
 
@@ -342,7 +363,9 @@ int check_init(void)
 		      IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_RDMA_WRITE) ||
 	    side_init(&K.y, K.pd, IBV_QPT_RC, 1, 0, 0) ||
 	    side_init(&K.ua, K.pd, IBV_QPT_UD, 1, 0, 0) ||
-	    side_init(&K.ub, K.pd, IBV_QPT_UD, 1, 0, 0))
+	    side_init(&K.ub, K.pd, IBV_QPT_UD, 1, 0, 0) ||
+	    side_init(&K.m, K.pd, IBV_QPT_RC, 1, 0, 0) ||
+	    side_init(&K.n, K.pd, IBV_QPT_RC, 1, 0, 0))
 		return -1;
 	K.xx = ibv_qp_to_qp_ex(K.x.qp);
 	check_qpns[0] = K.a.qp->qp_num;
@@ -351,6 +374,8 @@ int check_init(void)
 	check_qpns[3] = K.y.qp->qp_num;
 	check_qpns[4] = K.ua.qp->qp_num;
 	check_qpns[5] = K.ub.qp->qp_num;
+	check_qpns[6] = K.m.qp->qp_num;
+	check_qpns[7] = K.n.qp->qp_num;
 	{
 		struct ibv_ah_attr a = {};
 
@@ -364,7 +389,8 @@ int check_init(void)
 		if (!K.ah || !K.ah2)
 			return -1;
 	}
-	if (reconnect(&K.a, &K.b) || reconnect(&K.x, &K.y) || ud_reset())
+	if (reconnect(&K.a, &K.b) || reconnect(&K.x, &K.y) || ud_reset() ||
+	    mtu_reset())
 		return -1;
 	K.mtu = 128u << D.port.active_mtu;
 	for (i = 0; i < NCHK; i++)
@@ -540,9 +566,13 @@ static void c_write_bad(int c)
 	int err;
 
 	if (c == C_WRITE_PAST_END) {
-		/* The first packet fits; the message does not. */
+		/*
+		 * The first packet (and the second, often) fits; the
+		 * message does not: the whole range is checked at the
+		 * first packet, before any byte is placed.
+		 */
 		len = K.mtu * rnd_range(2, 4);
-		off = cap - K.mtu + below(K.mtu / 2) * 2;
+		off = cap - len + rnd_range(1, K.mtu);
 	} else {
 		len = rnd_range(1, 2 * K.mtu);
 		off = below(cap - len + 1);
@@ -709,6 +739,41 @@ static void c_ud(int c)
 	ud_reset();
 }
 
+/*
+ * The responder's path MTU is 256, the requester's the port's: a SEND of
+ * one full requester packet carries more than the responder accepts.
+ */
+static void c_mtu(void)
+{
+	uint64_t seq = ++K.seq;
+	uint32_t len = K.mtu;
+	struct ibv_sge rs = { (uintptr_t)K.rbuf, BUF, K.mrbuf->lkey };
+	struct ibv_sge ss = { (uintptr_t)K.src, len, K.msrc->lkey };
+	struct ibv_recv_wr rw = { .wr_id = seq, .sg_list = &rs, .num_sge = 1 }, *rb;
+	struct ibv_send_wr sw = { .wr_id = seq, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_wc wc, rwc = {};
+	bool got;
+	int err;
+
+	if (K.mtu <= 256) {
+		rec_skip();
+		return;
+	}
+	fill(K.src, len, seq);
+	if (ibv_post_recv(K.n.qp, &rw, &rb)) {
+		result(C_MTU, false, "post_recv: %s", strerror(errno));
+		return;
+	}
+	err = post_wait(&K.m, &sw, &wc);
+	got = ibv_poll_cq(K.n.rcq, 1, &rwc) > 0 && rwc.status == IBV_WC_SUCCESS;
+	result(C_MTU, !err && wc.status != IBV_WC_SUCCESS && !got,
+	       "%u B SEND to a QP with path MTU 256: sender %s, receiver %s", len,
+	       err ? strerror(err) : ibv_wc_status_str(wc.status),
+	       got ? "got it (success)" : "nothing");
+	mtu_reset();
+}
+
 void check_run(void)
 {
 	int c;
@@ -729,6 +794,9 @@ void check_run(void)
 	case C_WRITE_PAST_END:
 	case C_WRITE_OTHER_PD:
 		c_write_bad(c);
+		break;
+	case C_MTU:
+		c_mtu();
 		break;
 	default:
 		c_ud(c);

@@ -85,7 +85,8 @@ static atomic_int findings;
 static uint8_t *qpn_seen;	/* bitmap of QP numbers this process had */
 static volatile sig_atomic_t stop;
 static struct timespec t_start;
-static atomic_long *child_progress;	/* shared with fork children */
+/* Shared with fork children: [0] operations run, [1] those that counted. */
+static atomic_long *child_progress;
 
 /* ---- random numbers ---- */
 
@@ -774,6 +775,8 @@ static bool run_one(int i)
 	if (recs == before)
 		return false;
 	atomic_fetch_add(&ops_done, 1);
+	if (in_child)
+		atomic_fetch_add(&child_progress[1], 1);
 	return true;
 }
 
@@ -859,9 +862,10 @@ void op_fork(void);
 void op_fork(void)
 {
 	uint64_t seed = rnd();
-	long n = (long)rnd_range(1, 400), before;
+	long n = (long)rnd_range(1, 300), before;
 	bool kill_self = chance(50);
 	int still = 0, status;
+	long counted = atomic_load(&child_progress[1]);
 	pid_t pid;
 
 	if (in_child || O.mode != M_FORK) {
@@ -902,6 +906,8 @@ void op_fork(void)
 		if (!(still % 10))
 			atomic_fetch_add(&progress, 1);
 	}
+	/* The child's operations count towards -n. */
+	atomic_fetch_add(&ops_done, atomic_load(&child_progress[1]) - counted);
 	rec(WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL ?
 	    EFAULT : 0);
 	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
@@ -1127,7 +1133,7 @@ int main(int argc, char **argv)
 		sigaction(SIGABRT, &sa, NULL);
 	}
 	qpn_seen = calloc(1, 1 << 21);
-	child_progress = mmap(NULL, sizeof(*child_progress),
+	child_progress = mmap(NULL, 2 * sizeof(*child_progress),
 			      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			      -1, 0);
 	if (!qpn_seen || child_progress == MAP_FAILED)

@@ -1357,6 +1357,17 @@ static void op_qp_create(void)
 		return;
 	}
 	note_qpn(qp->qp_num);
+	/*
+	 * ibv_create_qp() lives in its PD's context: that context closing
+	 * is what frees it.
+	 */
+	{
+		int k;
+
+		for (k = 0; k < NCTX; k++)
+			if (P.ctx[k].h.state != S_FREE && P.ctx[k].c == qp->context)
+				c = k;
+	}
 	P.qp[s].qp = qp;
 	P.qp[s].type = a.qp_type;
 	P.qp[s].ops = (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? ops : 0;
@@ -3346,6 +3357,213 @@ static void op_pi_storm(void)
 	put_all(&rf);
 }
 
+/*
+ * Deregistration racing window binds: a helper thread binds a type 2
+ * window to a fresh MR over and over (invalidating it in between) while
+ * this thread deregisters the MR through the kernel (the provider's MR
+ * object stays valid for the binder).  The answer may be EBUSY or 0;
+ * it must come, and the window must deallocate afterwards.
+ */
+struct bindrace {
+	struct ibv_qp *qp;
+	struct ibv_mw *mw;
+	struct ibv_mr *mr;
+	atomic_int stop;
+};
+
+static void *binder(void *arg)
+{
+	struct bindrace *br = arg;
+	uint32_t rkey = br->mw->rkey;
+	int n = 0;
+
+	while (!atomic_load(&br->stop) && n++ < 400) {
+		struct ibv_send_wr wr = {}, *bad;
+		struct ibv_wc wc[8];
+
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.wr_id = 1;
+		wr.bind_mw.mw = br->mw;
+		rkey = (rkey & ~0xffu) | ((rkey + 1) & 0xff);
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info.mr = br->mr;
+		wr.bind_mw.bind_info.addr = (uintptr_t)br->mr->addr;
+		wr.bind_mw.bind_info.length = br->mr->length;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (ibv_post_send(br->qp, &wr, &bad))
+			break;
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = rkey;
+		if (ibv_post_send(br->qp, &wr, &bad))
+			break;
+		ibv_poll_cq(br->qp->send_cq, 8, wc);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static bool rc_in_rts(int kind, int i, const void *arg)
+{
+	return P.qp[i].type == IBV_QPT_RC && in_rts(kind, i, arg) && P.qp[i].sq.q;
+}
+
+static void op_dereg_race(void)
+{
+	struct refs rf = {};
+	struct bindrace br = {};
+	struct ib_uverbs_dereg_mr d;
+	pthread_t t;
+	struct buf b;
+	int q = pick(&rf, K_QP, -1, rc_in_rts, NULL), j, spin, err;
+
+	if (q < 0) {
+		rec_skip();
+		return;
+	}
+	spin = (int)below(200);
+	if (buf_alloc(&b, 65536, 0, false, false)) {
+		put_all(&rf);
+		rec(ENOMEM);
+		return;
+	}
+	br.qp = P.qp[q].qp;
+	br.mr = ibv_reg_mr(P.qp[q].qp->pd, b.addr, b.len, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	rec(br.mr ? 0 : errno);
+	br.mw = br.mr ? ibv_alloc_mw(P.qp[q].qp->pd, IBV_MW_TYPE_2) : NULL;
+	if (br.mr)
+		rec(br.mw ? 0 : errno);
+	if (!br.mw) {
+		if (br.mr)
+			ibv_dereg_mr(br.mr);
+		buf_free(&b);
+		put_all(&rf);
+		return;
+	}
+	detail("qp %d (%u) mr %#x mw %#x after %d yields", q, br.qp->qp_num,
+	       br.mr->lkey, br.mw->rkey, spin);
+	if (pthread_create(&t, NULL, binder, &br)) {
+		atomic_store(&br.stop, 1);
+	} else {
+		for (j = 0; j < spin; j++)
+			sched_yield();
+	}
+	d.mr_handle = br.mr->handle;
+	err = ucmd(br.mr->context, IB_USER_VERBS_CMD_DEREG_MR, &d, sizeof(d), 0);
+	rec(err);
+	atomic_store(&br.stop, 1);
+	pthread_join(t, NULL);
+	/* Unbinds whatever is bound: a busy MR deregisters after it. */
+	rec(ibv_dealloc_mw(br.mw));
+	if (err)
+		rec(ucmd(br.mr->context, IB_USER_VERBS_CMD_DEREG_MR, &d, sizeof(d), 0));
+	/* br.mr: the provider's object is left behind (the kernel's is gone). */
+	buf_free(&b);
+	put_all(&rf);
+}
+
+/*
+ * Address handle numbers used while a create_ah fails: a helper thread
+ * posts UD sends through the numbers next in line while this thread
+ * creates AHs whose response cannot be written (the AH is freed again;
+ * its number must never reach a sender).
+ */
+struct ahrace {
+	struct ring sq;
+	struct ibv_qp *qp;
+	uint32_t base;
+	uint32_t lkey;
+	uint64_t addr;
+	atomic_int stop;
+};
+
+static void *ah_sender(void *arg)
+{
+	struct ahrace *ar = arg;
+	int n = 0;
+
+	while (!atomic_load(&ar->stop) && n++ < 2000) {
+		uint32_t p = ring_prod(&ar->sq);
+		struct rxe_send_wqe *w = slot_addr(&ar->sq, p);
+
+		memset(w, 0, ar->sq.esz);
+		w->wr.wr_id = 0xa4;
+		w->wr.opcode = IBV_WR_SEND;
+		w->wr.wr.ud.remote_qpn = ar->qp->qp_num;
+		w->wr.wr.ud.remote_qkey = 0x11111111;
+		w->wr.wr.ud.ah_num = ar->base + (uint32_t)(n % 4);
+		__atomic_store_n(&ar->sq.q->producer_index, (p + 1) & ar->sq.mask,
+				 __ATOMIC_RELEASE);
+		doorbell(ar->qp);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static bool ud_in_rts(int kind, int i, const void *arg)
+{
+	return P.qp[i].type == IBV_QPT_UD && in_rts(kind, i, arg) && P.qp[i].sq.q &&
+	       !hdr_of(kind, i)->inh;
+}
+
+static void op_ah_race(void)
+{
+	struct refs rf = {};
+	struct ahrace ar = {};
+	struct ibv_ah_attr aa = {};
+	struct ibv_ah *ah;
+	pthread_t t;
+	int q = pick(&rf, K_QP, -1, ud_in_rts, NULL), pd, j;
+
+	if (q < 0) {
+		rec_skip();
+		return;
+	}
+	pd = P.qp[q].h.pd;
+	aa.is_global = 1;
+	aa.port_num = 1;
+	aa.grh.dgid = D.gid_v4 >= 0 ? D.gv4 : D.gv6;
+	aa.grh.sgid_index = (uint8_t)own_index_for(&aa.grh.dgid);
+	aa.grh.hop_limit = 64;
+	/* The next number: one past a fresh AH's. */
+	ah = ibv_create_ah(P.qp[q].qp->pd, &aa);
+	rec(ah ? 0 : errno);
+	if (!ah) {
+		put_all(&rf);
+		return;
+	}
+	ar.base = (uint32_t)((struct prov_rxe_ah *)ah)->ah_num + 1;
+	rec(ibv_destroy_ah(ah));
+	pool_lockit();
+	ar.sq = P.qp[q].sq;
+	pool_unlockit();
+	ar.qp = P.qp[q].qp;
+	detail("qp %d (%u) ah numbers from %u", q, ar.qp->qp_num, ar.base);
+	if (pthread_create(&t, NULL, ah_sender, &ar)) {
+		put_all(&rf);
+		return;
+	}
+	for (j = 0; j < 8; j++) {
+		struct ib_uverbs_create_ah b = {};
+
+		b.response = (uintptr_t)resp_pages + PAGE - 4;
+		b.pd_handle = P.qp[q].qp->pd->handle;
+		b.attr.is_global = 1;
+		b.attr.port_num = 1;
+		memcpy(b.attr.grh.dgid, aa.grh.dgid.raw, 16);
+		b.attr.grh.sgid_index = aa.grh.sgid_index;
+		b.attr.grh.hop_limit = 64;
+		rec(ucmd(P.ctx[P.qp[q].h.ctx].c, IB_USER_VERBS_CMD_CREATE_AH, &b,
+			 sizeof(b), 3));
+	}
+	atomic_store(&ar.stop, 1);
+	pthread_join(t, NULL);
+	ring_fix(&ar.sq);
+	(void)pd;
+	put_all(&rf);
+}
+
 /* ---- the checked pair ---- */
 
 static void op_checked(void)
@@ -3405,6 +3623,8 @@ struct op optab[] = {
 	OP(mmap_rand, 1, R_MOD),
 	OP(badresp, 2, R_MOD),
 	OP(pi_storm, 1, R_POST),
+	OP(dereg_race, 1, R_POST),
+	OP(ah_race, 1, R_POST),
 	OP(fork, 2, R_MOD),
 	OP(checked, 4, R_POST),
 };
