@@ -207,6 +207,7 @@ struct opts {
 	const char *only;	/* comma-separated op names */
 	const char *skip;
 	bool no_check;
+	const char *repro;	/* -r: a finding's reproducer */
 };
 
 extern struct opts O;
@@ -270,6 +271,7 @@ uint32_t any_dead_key(void);
 int check_init(void);
 void check_run(void);
 int check_report(void);
+int check_repro(const char *name);
 bool check_owns_qpn(uint32_t qpn);
 void check_fini(void);
 

@@ -36,7 +36,7 @@
 enum {
 	C_SEND, C_WRITE, C_READ, C_ATOMIC, C_ATOMIC_WRITE, C_WRITE_RO,
 	C_WRITE_PAST_END, C_WRITE_OTHER_PD, C_UD_SEND, C_UD_OTHER_PD_AH,
-	C_UD_DEAD_AH, C_MTU, NCHK
+	C_UD_DEAD_AH, C_MTU, C_MCAST_LID, NCHK
 };
 
 static struct chk {
@@ -56,6 +56,7 @@ static struct chk {
 	[C_UD_OTHER_PD_AH] = { "UD send through another PD's AH: LOC_QP_OP_ERR, nothing delivered" },
 	[C_UD_DEAD_AH] = { "UD send through a destroyed AH's number: error completion, nothing delivered" },
 	[C_MTU] = { "SEND in packets larger than the responder's path MTU: not completed as success on either side" },
+	[C_MCAST_LID] = { "UD QP attached to one MGID under LIDs 0 and 1: both detach, then the QP destroys" },
 };
 
 struct side {
@@ -774,6 +775,62 @@ static void c_mtu(void)
 	mtu_reset();
 }
 
+/*
+ * ib_core keeps one attachment, and one use of the QP, per (MGID, LID)
+ * the driver accepted; a detach the driver then refuses leaves the QP in
+ * use for good: ibv_destroy_qp() fails, and so does the destroy when the
+ * context closes (ib_core WARNs and leaks the QP).  Once per run.
+ */
+static int mcast_lid_destroy(struct ibv_context *c, struct ibv_pd *pd,
+			     struct ibv_cq *cq, char *why, size_t wlen)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	union ibv_gid g = {};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	int e1, e2, d1, d2, err;
+
+	(void)c;
+	if (!qp) {
+		snprintf(why, wlen, "create_qp: %s", strerror(errno));
+		return -1;
+	}
+	note_qpn(qp->qp_num);
+	g.raw[10] = g.raw[11] = 0xff;		/* ::ffff:239.198.18.9 */
+	g.raw[12] = 239;
+	g.raw[13] = 198;
+	g.raw[14] = 18;
+	g.raw[15] = 9;
+	e1 = ibv_attach_mcast(qp, &g, 0);
+	e2 = ibv_attach_mcast(qp, &g, 1);
+	d1 = ibv_detach_mcast(qp, &g, 0);
+	d2 = ibv_detach_mcast(qp, &g, 1);
+	/* ib_core refuses (EBUSY) while an attachment is left. */
+	err = ibv_destroy_qp(qp);
+	snprintf(why, wlen, "attach lid 0: %s, lid 1: %s; detach lid 0: %s, lid 1: %s; destroy_qp: %s",
+		 e1 ? strerror(e1) : "ok", e2 ? strerror(e2) : "ok",
+		 d1 ? strerror(d1) : "ok", d2 ? strerror(d2) : "ok",
+		 err ? strerror(err) : "ok");
+	return e1 || e2 || d1 || d2 || err;
+}
+
+static void c_mcast_lid(void)
+{
+	static bool done;
+	char why[200];
+
+	if (done) {
+		rec_skip();
+		return;
+	}
+	done = true;
+	result(C_MCAST_LID, !mcast_lid_destroy(K.c, K.pd, K.a.scq, why, sizeof(why)),
+	       "%s", why);
+}
+
 void check_run(void)
 {
 	int c;
@@ -798,10 +855,71 @@ void check_run(void)
 	case C_MTU:
 		c_mtu();
 		break;
+	case C_MCAST_LID:
+		c_mcast_lid();
+		break;
 	default:
 		c_ud(c);
 	}
 	rec(0);
+}
+
+/*
+ * -r NAME: the minimal sequence behind a finding, on a fresh context,
+ * printing what happened; the kernel log shows the rest.
+ *   atomic_write  ATOMIC WRITEs on a QP with max_send_sge = max_inline =
+ *                 0; destroying it frees the overwritten WQE copies
+ *   mcast_lid     attach one MGID under LIDs 0 and 1, detach both,
+ *                 destroy the QP (a QP left in use leaks at close)
+ *   ud_ah_pd      UD send through an AH of another PD
+ *   write_range   WRITE whose first packet fits the MR, the rest not
+ *   path_mtu      SEND to a QP with a smaller path MTU
+ */
+int check_repro(const char *name)
+{
+	char why[240];
+	int i, err;
+
+	if (check_init())
+		return 2;
+	if (!strcmp(name, "atomic_write")) {
+		struct ibv_wc wc;
+		uint64_t *t = (uint64_t *)(K.dst + GUARD);
+
+		for (i = 0; i < 16; i++) {
+			uint64_t v = 0x1111111111111111ULL * (uint64_t)(i + 1);
+
+			ibv_wr_start(K.xx);
+			K.xx->wr_id = (uint64_t)i;
+			K.xx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(K.xx, K.mdst->rkey, (uintptr_t)t, &v);
+			err = ibv_wr_complete(K.xx);
+			if (!err)
+				err = wait_wc(K.x.scq, &wc) ? ETIMEDOUT : 0;
+			printf("# atomic write %d: %s, target %#" PRIx64 "\n", i,
+			       err ? strerror(err) : ibv_wc_status_str(wc.status), *t);
+		}
+		err = ibv_destroy_qp(K.x.qp);
+		printf("# destroy_qp (max_send_sge 0, max_inline_data 0): %s; see the kernel log for SLUB's report\n",
+		       err ? strerror(err) : "ok");
+		return 0;
+	}
+	if (!strcmp(name, "mcast_lid")) {
+		err = mcast_lid_destroy(K.c, K.pd, K.a.scq, why, sizeof(why));
+		printf("# %s\n", why);
+		return err ? 1 : 0;
+	}
+	for (i = 0; i < NCHK; i++)
+		chk[i].pass = chk[i].fail = 0;
+	if (!strcmp(name, "ud_ah_pd"))
+		c_ud(C_UD_OTHER_PD_AH);
+	else if (!strcmp(name, "write_range"))
+		c_write_bad(C_WRITE_PAST_END);
+	else if (!strcmp(name, "path_mtu"))
+		c_mtu();
+	else
+		return 64;
+	return check_report() ? 1 : 0;
 }
 
 int check_report(void)

@@ -999,7 +999,9 @@ static void usage(void)
 		"usage: sroce-vfuzz -d DEV [-s SEED] [-n OPS] [-t SECONDS] [-w WATCHDOG]\n"
 		"                   [-m single|threads|fork] [-o OP,..] [-x OP,..] [-C] [-v]\n"
 		"  -n 0 runs until -t; -o runs only these ops, -x all but these;\n"
-		"  -C leaves out the checked pair; -l lists the ops\n");
+		"  -C leaves out the checked pair; -l lists the ops;\n"
+		"  -r NAME runs a finding's reproducer (atomic_write, mcast_lid,\n"
+		"  ud_ah_pd, write_range, path_mtu) instead\n");
 	exit(64);
 }
 
@@ -1066,7 +1068,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ops_init();
-	while ((c = getopt(argc, argv, "d:s:n:t:w:m:o:x:Cvl")) != -1) {
+	while ((c = getopt(argc, argv, "d:s:n:t:w:m:o:x:r:Cvl")) != -1) {
 		switch (c) {
 		case 'd': O.dev = optarg; break;
 		case 's': O.seed = strtoull(optarg, NULL, 0); seed_set = true; break;
@@ -1086,6 +1088,7 @@ int main(int argc, char **argv)
 		case 'o': O.only = optarg; break;
 		case 'x': O.skip = optarg; break;
 		case 'C': O.no_check = true; break;
+		case 'r': O.repro = optarg; break;
 		case 'v': O.verbose++; break;
 		case 'l':
 			for (i = 0; i < nops; i++)
@@ -1097,7 +1100,7 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!O.dev || (!O.ops && !O.seconds) || O.watchdog < 5)
+	if (!O.dev || (!O.ops && !O.seconds && !O.repro) || O.watchdog < 5)
 		usage();
 	if (!seed_set) {
 		struct timespec t;
@@ -1170,6 +1173,15 @@ int main(int argc, char **argv)
 	       D.attr.max_qp_wr, D.attr.max_sge, D.attr.max_cqe,
 	       D.attr.max_srq_wr, D.attr.max_qp_rd_atom, D.gid_v4, D.gid_v6,
 	       128 << D.port.active_mtu);
+	if (O.repro) {
+		r.s = O.seed;
+		c = check_repro(O.repro);
+		if (c == 64)
+			usage();
+		printf("# reproducer %s: exit %d\n", O.repro, c);
+		fflush(stdout);
+		_exit(c);
+	}
 	if (!O.no_check && check_init()) {
 		printf("not ok - vfuzz seed %" PRIu64 ": checked pair setup failed\n",
 		       O.seed);
