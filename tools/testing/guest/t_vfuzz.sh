@@ -14,11 +14,13 @@
 #
 # CI: fixed seeds, so a failure reproduces: each run prints its seed and
 # the command that repeats it (sroce-vfuzz -d sroce0 -s SEED -n OPS -m
-# MODE, after this suite's device setup).  Modes: single (reproducible
+# MODE, after this suite's device setup).  Before them, the minimal
+# sequence of each finding the fuzzer made (sroce-vfuzz -r NAME) runs on
+# its own, so that it fails by name.  Modes: single (reproducible
 # sequence), threads (one thread posts and polls, the other modifies and
 # destroys the same objects), fork (children exit or are killed in
 # mid-sequence), and single as an unprivileged user (nobody).  About a
-# minute and a half of fuzzing under TCG with one vCPU (10,000
+# minute and a half of fuzzing under TCG with one vCPU (9,400
 # operations).
 #
 # Environment:
@@ -35,8 +37,8 @@ set -u
 
 VFUZZ=$SROCE_TREE/tools/testing/vfuzz/sroce-vfuzz
 # CI runs: seed:mode:ops.
-CI_RUNS="1001:single:3000 1002:single:3000 1003:threads:2500 1004:fork:1500
-1005:nobody:1500"
+CI_RUNS="1001:single:2500 1002:single:2500 1003:threads:2000 1004:fork:1200
+1005:nobody:1200"
 RUN_SECS=150		# deadline of one CI run (it takes 5-25 s)
 WATCHDOG=60		# no operation completing for this long: a hang
 # Kernel log lines that fail a run: vm/patterns.sh's, and SLUB's reports,
@@ -91,7 +93,7 @@ HUNG=0
 # unprivileged user); its TAP lines become ours, then one line for the
 # kernel log of the run.
 run_vfuzz() {
-	local seed=$1 mode=$2 ops=$3 out pid t0 rc line mark bad
+	local seed=$1 mode=$2 ops=$3 out pid t0 rc line mark
 	local -a cmd=("$VFUZZ" -d sroce0 -s "$seed" -n "$ops" -w "$WATCHDOG")
 
 	out=$(mktemp)
@@ -147,16 +149,42 @@ run_vfuzz() {
 	fi
 	rm -f "$out"
 	diag "run ended after $((SECONDS - t0)) s"
-	bad=$(kmsg_since "$mark" | grep -E "$KBAD")
+	log_clean "$mark" "vfuzz seed $seed ($mode)"
+}
+
+# log_clean MARK DESC: one TAP line: no bad kernel log line since MARK.
+log_clean() {
+	local bad
+
+	bad=$(kmsg_since "$1" | grep -E "$KBAD")
 	if [ -z "$bad" ]; then
-		ok "vfuzz seed $seed ($mode): kernel log clean"
-	else
-		not_ok "vfuzz seed $seed ($mode): kernel log clean"
-		head -n 12 <<<"$bad" | sed 's/^/# kernel: /'
-		# Where a SLUB report's object came from.
-		kmsg_since "$mark" | grep -A3 -E 'Allocated in|Freed in' |
-			head -n 8 | sed 's/^/# kernel: /'
+		ok "$2: kernel log clean"
+		return
 	fi
+	not_ok "$2: kernel log clean"
+	head -n 12 <<<"$bad" | sed 's/^/# kernel: /'
+	# Where a SLUB report's object came from.
+	kmsg_since "$1" | grep -A3 -E 'Allocated in|Freed in' |
+		head -n 8 | sed 's/^/# kernel: /'
+}
+
+# run_repro NAME: a finding's minimal sequence (sroce-vfuzz -r NAME), its
+# TAP lines and its kernel log.
+run_repro() {
+	local out mark line
+
+	mark=$(kmsg_mark)
+	out=$(timeout -k 10 120 "$VFUZZ" -d sroce0 -r "$1" 2>&1 </dev/null)
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		"# atomic write"* | "# check failed"*) echo "$line" ;;
+		esac
+	done <<<"$out"
+	grep -qE '^(not )?ok - ' <<<"$out" ||
+		{ not_ok "vfuzz -r $1: ran"; tail -n 3 <<<"$out" | sed 's/^/# /'; }
+	log_clean "$mark" "vfuzz -r $1"
 }
 
 uverbs_0666() {
@@ -177,6 +205,14 @@ snapshot >"$before"
 pins0=$(pins)
 pinned0=$(pins acquired)
 dev_up || { not_ok "sroce0 comes up"; tap_done; exit 1; }
+
+# The findings' minimal sequences first: each fails alone, by name.
+REPROS="atomic_write mcast_lid ud_ah_pd write_range path_mtu"
+if [ -z "${SROCE_VFUZZ_SEEDS:-}" ]; then
+	for r in $REPROS; do
+		run_repro "$r"
+	done
+fi
 
 start=$SECONDS
 if [ "${SROCE_VFUZZ_LONG:-0}" = 1 ]; then
