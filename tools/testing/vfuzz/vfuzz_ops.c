@@ -3298,21 +3298,46 @@ static void op_badresp(void)
 
 struct storm {
 	struct rxe_queue_buf *sq, *rq;
+	uint32_t sq_mask, rq_mask;
+	bool chase;
 	atomic_int stop;
+	atomic_int running;
 	uint64_t seed;
 };
+
+/*
+ * Random indices, or (chase) always some WQEs ahead of the consumer index
+ * the kernel publishes: a consumer that re-reads the producer index while
+ * it drains never finds the ring empty.
+ */
+static uint32_t storm_index(struct rng *r, const struct rxe_queue_buf *q,
+			    uint32_t mask, bool chase)
+{
+	uint32_t c;
+
+	if (!chase)
+		return (uint32_t)rng_next(r);
+	c = __atomic_load_n(&q->consumer_index, __ATOMIC_ACQUIRE);
+	/* The ring full: the most ahead it can be, the longest a lead. */
+	(void)r;
+	return (c + mask) & mask;
+}
 
 static void *storm_writer(void *arg)
 {
 	struct storm *st = arg;
 	struct rng r = { st->seed };
 
+	atomic_store(&st->running, 1);
 	while (!atomic_load(&st->stop)) {
-		__atomic_store_n(&st->sq->producer_index, (uint32_t)rng_next(&r),
+		__atomic_store_n(&st->sq->producer_index,
+				 storm_index(&r, st->sq, st->sq_mask, st->chase),
 				 __ATOMIC_RELEASE);
 		if (st->rq)
 			__atomic_store_n(&st->rq->producer_index,
-					 (uint32_t)rng_next(&r), __ATOMIC_RELEASE);
+					 storm_index(&r, st->rq, st->rq_mask,
+						     st->chase),
+					 __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -3322,38 +3347,112 @@ static void op_pi_storm(void)
 	struct refs rf = {};
 	struct qpinfo q;
 	struct storm st = {};
+	struct ibv_qp *own = NULL;
+	cpu_set_t old_set;
+	bool pinned = false;
 	pthread_t t;
-	int i = pick(&rf, K_QP, -1, has_ring, NULL), j;
+	int i = pick(&rf, K_QP, -1, has_ring, NULL), j, cpu, ncpu;
 
 	if (i < 0) {
 		rec_skip();
 		return;
 	}
 	qp_snapshot(i, &q);
+	if (chance(50)) {
+		/*
+		 * A QP of its own with the deepest rings: the more WQEs the
+		 * writer keeps ahead, the longer a writer that is not
+		 * scheduled (a vCPU preempted by its host) goes unnoticed.
+		 */
+		struct ibv_qp_init_attr a = {
+			.send_cq = q.qp->send_cq, .recv_cq = q.qp->recv_cq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = (uint32_t)D.attr.max_qp_wr,
+				 .max_recv_wr = (uint32_t)D.attr.max_qp_wr,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+
+		own = ibv_create_qp(q.qp->pd, &a);
+		rec(own ? 0 : errno);
+		if (own) {
+			note_qpn(own->qp_num);
+			q.qp = own;
+			q.type = IBV_QPT_RC;
+			find_rings(own, &q.rq, &q.sq);
+			if (!q.sq.q) {
+				rec(ibv_destroy_qp(own));
+				put_all(&rf);
+				return;
+			}
+		}
+	}
 	st.sq = q.sq.q;
 	st.rq = q.rq.q;
+	st.sq_mask = q.sq.mask;
+	st.rq_mask = q.rq.mask;
+	st.chase = chance(50);
 	st.seed = rnd();
-	detail("qp %d (%u)", i, q.qp->qp_num);
+	detail("qp %d (%u)%s", i, q.qp->qp_num, st.chase ? " chasing" : "");
+	/*
+	 * With two CPUs, the writer on the other one: it must run while the
+	 * kernel consumes, not wait for the syscall to end.
+	 */
+	cpu = sched_getcpu();
+	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (pthread_create(&t, NULL, storm_writer, &st)) {
 		put_all(&rf);
 		rec(EAGAIN);
 		return;
 	}
-	for (j = 0; j < 20; j++) {
-		struct ibv_qp_attr a = {};
+	if (ncpu > 1 && cpu >= 0) {
+		cpu_set_t set;
 
+		CPU_ZERO(&set);
+		CPU_SET((cpu + 1) % ncpu, &set);
+		pthread_setaffinity_np(t, sizeof(set), &set);
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_getaffinity(0, sizeof(old_set), &old_set);
+		sched_setaffinity(0, sizeof(set), &set);
+		pinned = true;
+	}
+	for (j = 0; j < 10000 && !atomic_load(&st.running); j++)
+		sched_yield();
+	/*
+	 * RESET -> INIT -> ERR (flush) -> doorbell (flush again) -> RESET
+	 * (the rings drained): every step a consumer of the indices above.
+	 */
+	for (j = 0; j < 10; j++) {
+		struct ibv_qp_attr a = {};
+		int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+		a.qp_state = IBV_QPS_RESET;
+		modify(q.qp, &a, IBV_QP_STATE);
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		if (q.type == IBV_QPT_UD) {
+			a.qkey = q.qkey;
+			mask |= IBV_QP_QKEY;
+		} else {
+			a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+			mask |= IBV_QP_ACCESS_FLAGS;
+		}
+		modify(q.qp, &a, mask);
+		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_ERR;
 		modify(q.qp, &a, IBV_QP_STATE);
 		rec(doorbell(q.qp));
-		a.qp_state = j & 1 ? IBV_QPS_RESET : IBV_QPS_ERR;
-		modify(q.qp, &a, IBV_QP_STATE);
 		rec(doorbell(q.qp));
 	}
 	atomic_store(&st.stop, 1);
 	pthread_join(t, NULL);
+	if (pinned)
+		sched_setaffinity(0, sizeof(old_set), &old_set);
 	ring_fix(&q.sq);
 	if (q.rq.q)
 		ring_fix(&q.rq);
+	if (own)
+		rec(ibv_destroy_qp(own));
 	put_all(&rf);
 }
 
