@@ -42,7 +42,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	k=$(basename "$(dirname "$d")")
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
-SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_qp t_ud t_rc t_rcerr t_spoof t_peerfuzz t_hostile t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_security t_perf t_bench t_pyverbs p_wire p_interop}
+SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_vfuzz t_qp t_ud t_rc t_rcerr t_spoof t_peerfuzz t_hostile t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_security t_perf t_bench t_pyverbs p_wire p_interop}
 SROCE_SMP_TESTS=${SROCE_SMP_TESTS-t_rc t_perf}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 TEST_PROG_DIRS=${TEST_PROG_DIRS-tools/sroce-verify tools/testing/security tools/testing/hostile tools/testing/vfuzz}
