@@ -57,18 +57,21 @@ skip() {
 # check "description" command...: one TAP line from a command's status.
 # A command that cannot check anything here (kmemleak_sroce on a kernel
 # without kmemleak) sets TAP_SKIP_WHY and returns 77: a SKIP line.
+#
+# Its locals have names no caller uses: a command run through eval sees
+# them (bash scopes dynamically), and t_mcast's checks read their own $rc.
 check() {
-	local desc=$1 rc
+	local __check_desc=$1 __check_rc
 	shift
 	TAP_SKIP_WHY=
 	"$@"
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		ok "$desc"
-	elif [ $rc -eq 77 ] && [ -n "$TAP_SKIP_WHY" ]; then
-		skip "$desc" "$TAP_SKIP_WHY"
+	__check_rc=$?
+	if [ $__check_rc -eq 0 ]; then
+		ok "$__check_desc"
+	elif [ $__check_rc -eq 77 ] && [ -n "$TAP_SKIP_WHY" ]; then
+		skip "$__check_desc" "$TAP_SKIP_WHY"
 	else
-		not_ok "$desc"
+		not_ok "$__check_desc"
 	fi
 	TAP_SKIP_WHY=
 }
