@@ -299,7 +299,21 @@ slab_grown() {
 # as active in /proc/slabinfo, so slab deltas say nothing there; kmemleak
 # (present on the same debug kernel) is the leak check instead.
 kasan_kernel() {
-	dmesg | grep -q 'KernelAddressSanitizer initialized'
+	if [ -z "${KASAN_KERNEL-}" ]; then
+		KASAN_KERNEL=0
+		# kallsyms first: a busy boot's log may have wrapped.
+		grep -qw __asan_load8 /proc/kallsyms 2>/dev/null ||
+			dmesg | grep -q 'KernelAddressSanitizer initialized' &&
+			KASAN_KERNEL=1
+	fi
+	[ "$KASAN_KERNEL" = 1 ]
+}
+
+# hang_bound SECS: how long a step may take before it counts as hung:
+# SECS, four times that on a KASAN + lockdep kernel (make check-debug),
+# which does the same work several times slower.
+hang_bound() {
+	if kasan_kernel; then echo $(($1 * 4)); else echo "$1"; fi
 }
 
 # slab_settled BEFORE AFTER LIMIT [TRIES]: the caches that grew by >= LIMIT,

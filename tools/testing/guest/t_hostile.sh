@@ -79,7 +79,8 @@ bounded() {
 
 # scenario LETTER NAME SECS: one run of sroce-hostile NAME.
 scenario() {
-	local l=$1 name=$2 secs=$3 out=/tmp/hostile-$2.log mark rc line k t0
+	local l=$1 name=$2 secs out=/tmp/hostile-$2.log mark rc line k t0
+	secs=$(hang_bound "$3")
 	mark=$(kmsg_mark)
 	t0=$SECONDS
 	bounded "$secs" "$out" "${AS_USER[@]}" "$PROG" -d "$DEV" "$name"

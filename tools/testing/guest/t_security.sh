@@ -45,7 +45,8 @@ res=$(rdma resource show | grep " sroce0: ")
 held_pd=$(awk '{ for (i = 1; i < NF; i++) if ($i == "pd") print $(i + 1) }' <<<"$res")
 held_cq=$(awk '{ for (i = 1; i < NF; i++) if ($i == "cq") print $(i + 1) }' <<<"$res")
 diag "held already: $res"
-out=$(timeout 600 "$SEC" -d sroce0 limits "${held_pd:-0}" "${held_cq:-0}" 2>&1)
+lim_secs=$(hang_bound 600)
+out=$(timeout $lim_secs "$SEC" -d sroce0 limits "${held_pd:-0}" "${held_cq:-0}" 2>&1)
 rc=$?
 while IFS= read -r line; do
 	case $line in

@@ -105,7 +105,7 @@ round() {
 	hw_snap S0 sroce_b
 	# Real-time priority: the attacker is another host, with a CPU of its
 	# own, not a process queued behind the transfer on this one.
-	ip netns exec nc timeout 120 chrt -f 10 python3 "$ATTACK" --if vc --a "$aa" \
+	ip netns exec nc timeout "$(hang_bound 120)" chrt -f 10 python3 "$ATTACK" --if vc --a "$aa" \
 		--b "$ab" --me "$me" --alt "$ALT" --round "$r" --count "$COUNT" \
 		--seed "$SEED" >"$ALOG" 2>&1 &
 	local apid=$!

@@ -39,7 +39,7 @@ VFUZZ=$SROCE_TREE/tools/testing/vfuzz/sroce-vfuzz
 # CI runs: seed:mode:ops.
 CI_RUNS="1001:single:2500 1002:single:2500 1003:threads:2000 1004:fork:1200
 1005:nobody:1200"
-RUN_SECS=150		# deadline of one CI run (it takes 5-25 s)
+RUN_SECS=$(hang_bound 150)	# deadline of one CI run (it takes 5-25 s)
 WATCHDOG=60		# no operation completing for this long: a hang
 # Kernel log lines that fail a run: vm/patterns.sh's, and SLUB's reports,
 # whose first line is "BUG <cache> (<taint>): <what>" (no colon after BUG).
