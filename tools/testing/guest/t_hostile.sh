@@ -14,7 +14,7 @@
 #
 # The index races of scenario c) can only catch the kernel in a loop
 # with two vCPUs: with one, the racing thread cannot run while the kernel
-# holds the spinlock.
+# holds the spinlock (make check gives this suite two).
 set -u
 . "$(dirname "$0")/lib.sh"
 
