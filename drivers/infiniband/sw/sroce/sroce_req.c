@@ -7,8 +7,11 @@
  * Context: exactly one executor per QP (STYLE rule 2).  sroce_req_run()
  * runs from a user QP's doorbell (process context) or from the QP's work
  * item; the receive path and the timers never run it inline, they kick it
- * with sroce_req_kick().  A run sends at most SROCE_REQ_BUDGET packets and
- * hands the rest to the work item.  Each packet is built under qp->sq.lock,
+ * with sroce_req_kick().  A run takes at most SROCE_REQ_BUDGET steps -
+ * packets, local operations, WQEs that end without a packet - including
+ * the re-runs kicks during it ask for, and hands the rest to the work
+ * item: a user who keeps the ring full of local operations cannot keep
+ * a CPU in the kernel.  Each packet is built under qp->sq.lock,
  * which the completer (receive softirq, timers) shares, and sent after the
  * lock is dropped.
  *
@@ -902,11 +905,11 @@ bool sroce_req_run(struct sroce_qp *qp)
 	set_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	if (test_and_set_bit(SROCE_QP_REQ_RUNNING, &qp->flags))
 		return false;
+	budget = SROCE_REQ_BUDGET;
 again:
 	clear_bit(SROCE_QP_REQ_PENDING, &qp->flags);
 	/* Pairs with the barrier implied by set_bit + test_and_set_bit. */
 	smp_mb__after_atomic();
-	budget = SROCE_REQ_BUDGET;
 	do {
 		/* A throttled QP waits for its pace timer (sroce_cc.c) ... */
 		if (sroce_cc_tx_wait(qp))
@@ -930,8 +933,8 @@ again:
 		if (step == SROCE_REQ_IDLE && qp->req.swqe_grow &&
 		    sroce_req_grow(qp))
 			step = SROCE_REQ_AGAIN;
+		budget--;
 		if (skb || slot->frame.len) {
-			budget--;
 			if (sroce_req_flush(qp, &held, false) == -ENOBUFS &&
 			    qp->ibqp.qp_type == IB_QPT_RC) {
 				/* Rewound to before this packet: built again. */
