@@ -93,6 +93,7 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	gfp_t gfp = sleepable ? GFP_KERNEL : GFP_ATOMIC;
 	struct sroce_ah *ah = to_sroce_ah(ibah);
 	struct rxe_create_ah_resp resp = {};
+	unsigned long irqflags;
 	int err;
 
 	if (udata && udata->outlen < sizeof(resp))
@@ -115,10 +116,15 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	 * AH number 0 means "AV in the WQE" in the rxe ABI: start at 1.
 	 * Reserved here, published only once the caller has its number:
 	 * the transmit path must never find an AH that is still undone.
+	 * IRQs saved, not enabled at unlock: a caller that cannot sleep
+	 * (ib_cm) holds its own irqsave lock.  Only GFP_KERNEL, with IRQs
+	 * enabled, lets __xa_alloc_cyclic() drop the lock.
 	 */
-	err = xa_alloc_cyclic_irq(&sdev->ah_xa, &ah->ah_num, NULL,
-				  XA_LIMIT(1, SROCE_MAX_AH - 1), &sdev->ah_next,
-				  gfp);
+	xa_lock_irqsave(&sdev->ah_xa, irqflags);
+	err = __xa_alloc_cyclic(&sdev->ah_xa, &ah->ah_num, NULL,
+				XA_LIMIT(1, SROCE_MAX_AH - 1), &sdev->ah_next,
+				gfp);
+	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 	if (err < 0)
 		goto err_free;
 
@@ -129,11 +135,15 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			goto err_erase;
 	}
 	/* The slot is reserved: storing allocates nothing and cannot fail. */
-	xa_store_irq(&sdev->ah_xa, ah->ah_num, ah->av, gfp);
+	xa_lock_irqsave(&sdev->ah_xa, irqflags);
+	__xa_store(&sdev->ah_xa, ah->ah_num, ah->av, gfp);
+	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 	return 0;
 
 err_erase:
-	xa_erase_irq(&sdev->ah_xa, ah->ah_num);
+	xa_lock_irqsave(&sdev->ah_xa, irqflags);
+	__xa_erase(&sdev->ah_xa, ah->ah_num);
+	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 err_free:
 	kfree(ah->av);	/* never published */
 err_res:
