@@ -93,6 +93,7 @@ uint64_t now_ms(void);
 uint32_t rnd32(void);
 
 /* verbs.c */
+extern bool hqp_sig_all;
 int env_open(const char *dev);
 int hbuf_new(struct hbuf *b, struct ibv_pd *pd, size_t len, int access);
 void hbuf_free(struct hbuf *b);

@@ -13,7 +13,9 @@
  * rings), moves it to ERR again and destroys it; SENDs arrive at a QP of
  * the SRQ while it is destroyed; completions go to the CQ while it is
  * destroyed.  The racer writes through mappings of its own, so it goes on
- * across the destroys.
+ * across the destroys.  Last, an SQ whose every slot is a local work
+ * request (BIND_MW) kept full while the QP is in RTS: the requester in
+ * the doorbell's syscall must not follow it for as long as it is fed.
  *
  * Expected: every verb returns (0 for modify/destroy, anything for the
  * posts), in bounded time: the kernel reads a user index once per walk,
@@ -45,6 +47,8 @@ struct racer {
 	int n;
 	bool consumer;		/* write consumer_index (a CQ) */
 	atomic_bool stop;
+	_Atomic uint64_t until;	/* now_ms() to stop at, or 0 */
+	atomic_bool ended;
 	atomic_ulong writes;
 	unsigned long seen;	/* changes of the kernel's index seen */
 	bool yield;		/* one CPU for both threads */
@@ -106,7 +110,10 @@ static void *race_thread(void *arg)
 		/* One CPU: let the verbs caller run too. */
 		if (rc->yield)
 			sched_yield();
+		if (atomic_load(&rc->until) && now_ms() >= atomic_load(&rc->until))
+			break;
 	}
+	atomic_store(&rc->ended, true);
 	return NULL;
 }
 
@@ -116,6 +123,8 @@ static void *race_thread(void *arg)
  * syscall.  (Left to the scheduler, both often share a CPU for the few
  * milliseconds that matter.)
  */
+static int main_cpu;	/* the verbs caller's CPU (0 or 1) */
+
 static void pin(pthread_t racer)
 {
 	cpu_set_t set;
@@ -123,10 +132,10 @@ static void pin(pthread_t racer)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return;
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	CPU_SET(main_cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	CPU_ZERO(&set);
-	CPU_SET(1, &set);
+	CPU_SET(!main_cpu, &set);
 	pthread_setaffinity_np(racer, sizeof(set), &set);
 }
 
@@ -202,13 +211,17 @@ static int step(const char *what, int err)
 #define QP_WR		255
 #define BIG_CQ		32767
 
-/* The pair of qp_round(), its a on a CQ of its own of BIG_CQ entries. */
-static int qp_pair(struct pair *p, struct ibv_cq **cq)
+/*
+ * The pair of qp_round(), its a with rings of @wr slots (both: rings are
+ * told apart by size only where they differ) on a CQ of its own of
+ * BIG_CQ entries.
+ */
+static int qp_pair(struct pair *p, struct ibv_cq **cq, uint32_t wr)
 {
 	struct ibv_qp_cap cap = qcap;
 
-	cap.max_send_wr = QP_WR;
-	cap.max_recv_wr = QP_WR;
+	cap.max_send_wr = wr;
+	cap.max_recv_wr = wr;
 	*cq = NULL;
 	if (pair_new(p, IBV_QPT_RC, &qcap, 16))
 		return -1;
@@ -260,7 +273,7 @@ static int qp_round(enum race_mode mode, int *excess)
 	int bad = 0, n, bound, other;
 
 	*excess = 0;
-	if (qp_pair(&p, &cq))
+	if (qp_pair(&p, &cq, QP_WR))
 		goto out;
 	post_recvs(&p.a, &p.ma, 4, 64);
 	sends(&p, 8);
@@ -406,6 +419,102 @@ out:
 	return bad;
 }
 
+/*
+ * Local work requests that keep coming: every SQ slot holds an unsignaled
+ * BIND_MW that unbinds a type 1 window (it succeeds, sends nothing and
+ * completes nothing), and the racer keeps the ring full while the QP is
+ * in RTS.  The doorbell runs the requester in its syscall or on the QP's
+ * work CPU; a run that charges only the packets it builds to its budget
+ * goes on for as long as the racer writes, and keeps its CPU: the
+ * caller's, or the worker's (each round puts the caller on the other
+ * CPU, so one of them shares the worker's).  Without a second CPU the
+ * racer cannot write meanwhile.  The racer stops by itself after
+ * LOCAL_SECS.  Return: the number of steps that failed; *@back: the
+ * caller, sleeping 100 ms after the doorbell, ran again while the racer
+ * was still writing.
+ */
+#define LOCAL_SECS	10
+
+static int local_round(bool *back)
+{
+	struct ibv_cq *cq = NULL;
+	struct ibv_mw *mw = NULL;
+	struct racer rc;
+	struct pair p;
+	uint32_t i, prod, cons;
+	uint64_t t0;
+	int bad = 0, err, s;
+
+	*back = true;
+	hqp_sig_all = false;
+	/*
+	 * The deepest SQ: the more WQEs the racer keeps ahead, the longer
+	 * it may pause (a vCPU its host preempts) and still keep it fed.
+	 */
+	err = qp_pair(&p, &cq, (uint32_t)g.attr.max_qp_wr - 1);
+	hqp_sig_all = true;
+	if (err) {
+		bad++;
+		goto out;
+	}
+	mw = ibv_alloc_mw(p.pd, IBV_MW_TYPE_1);
+	if (!mw) {
+		diag("type 1 window: %s", strerror(errno));
+		bad++;
+		goto out;
+	}
+	for (i = 0; i <= p.a.sq.mask; i++) {
+		struct rxe_send_wqe *w = (void *)(p.a.sq.buf->data +
+						  ((size_t)i << p.a.sq.log2_elem));
+
+		wqe_init(w, i, WR_BIND_MW);
+		w->wr.wr.mw.mw_rkey = mw->rkey;
+		w->wr.wr.mw.rkey = mw->rkey;
+	}
+	if (race_start(&rc, &p.a.sq, NULL, false, RACE_FULL)) {
+		diag("racer not started");
+		bad++;
+		goto out;
+	}
+	atomic_store(&rc.until, now_ms() + LOCAL_SECS * 1000);
+	t0 = now_ms();
+	err = doorbell(p.a.qp);
+	usleep(100000);
+	*back = !atomic_load(&rc.ended);
+	cons = atomic_load((_Atomic uint32_t *)&p.a.sq.buf->consumer_index);
+	race_stop(&rc);
+	bad += step("doorbell", err);
+	diag("local WRs: consumer index %u when the doorbell returned, %d "
+	     "completions", cons, drain_cq(cq));
+	/* What the racer posted last runs to its end: the ring empties. */
+	bad += step("doorbell after the racer", doorbell(p.a.qp));
+	prod = atomic_load((_Atomic uint32_t *)&p.a.sq.buf->producer_index);
+	for (;;) {
+		cons = atomic_load((_Atomic uint32_t *)
+				   &p.a.sq.buf->consumer_index);
+		if (cons == prod ||
+		    now_ms() - t0 > WAIT_MS + LOCAL_SECS * 1000)
+			break;
+		usleep(1000);
+	}
+	s = hqp_state(&p.a);
+	diag("local WRs: done after %llu ms%s; %lu index "
+	     "writes, the kernel's index seen moving %lu times; ring %s, "
+	     "QP state %d", (unsigned long long)(now_ms() - t0),
+	     *back ? "" : " (the racer had stopped)",
+	     atomic_load(&rc.writes), rc.seen,
+	     cons == prod ? "drained" : "not drained", s);
+	if (cons != prod || s != IBV_QPS_RTS)
+		bad++;
+out:
+	if (mw)
+		bad += step("dealloc window", ibv_dealloc_mw(mw));
+	pair_free(&p);
+	if (cq)
+		ibv_destroy_cq(cq);
+	return bad;
+}
+
 /* The device still moves data: a SEND on a fresh pair. */
 static void still_works(void)
 {
@@ -426,6 +535,7 @@ static void still_works(void)
 int sc_race(void)
 {
 	int i, bad, more, excess;
+	bool back;
 
 	for (i = 0, bad = 0, more = 0; i < ROUNDS; i++) {
 		bad += qp_round(i % RACE_MODES, &excess);
@@ -446,6 +556,17 @@ int sc_race(void)
 	tap(!bad, "c) CQ consumer index rewritten during completions, flush "
 	    "and destroy: %d rounds, every verb returned 0 (%d failed)",
 	    ROUNDS, bad);
+	for (main_cpu = 0, bad = 0, more = 0; main_cpu < 2; main_cpu++) {
+		bad += local_round(&back);
+		more += !back;
+	}
+	main_cpu = 0;
+	tap(!bad, "c) a ring of local work requests kept full in RTS: every "
+	    "verb returned 0, the ring drains, the QP stays in RTS (%d "
+	    "failed)", bad);
+	tap(!more, "c) a ring of local work requests kept full in RTS: the "
+	    "poster runs again while the ring is still being filled (%d of "
+	    "2 rounds did not)", more);
 	still_works();
 	return 0;
 }

@@ -133,15 +133,18 @@ static int hqp_rings(struct hqp *h, void *before, bool srq)
  * @srq: SRQ or NULL
  * @cq: CQ for both directions, or NULL for a new one of its own
  *
- * Every WQE is signaled (sq_sig_all).  Return: 0, or -1 with errno set
- * (ibv_create_qp's) or 0 errno when the rings were not found.
+ * Every WQE is signaled (sq_sig_all) unless hqp_sig_all is false.
+ * Return: 0, or -1 with errno set (ibv_create_qp's) or 0 errno when the
+ * rings were not found.
  */
+bool hqp_sig_all = true;
+
 int hqp_new(struct hqp *h, struct ibv_pd *pd, enum ibv_qp_type type,
 	    const struct ibv_qp_cap *cap, struct ibv_srq *srq,
 	    struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr ia = {
-		.qp_type = type, .cap = *cap, .srq = srq, .sq_sig_all = 1,
+		.qp_type = type, .cap = *cap, .srq = srq, .sq_sig_all = hqp_sig_all,
 	};
 	void *before;
 	int err;
