@@ -32,6 +32,8 @@ CONFIG_VIRTIO=y
 CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_NET=y
 CONFIG_VETH=y
+# t_spoof, t_peerfuzz: three namespaces on a flooding bridge
+CONFIG_BRIDGE=y
 CONFIG_VXLAN=y
 CONFIG_NET_NS=y
 CONFIG_IPV6=y
