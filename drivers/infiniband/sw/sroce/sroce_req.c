@@ -684,17 +684,23 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp,
 		w->status = sroce_req_local(qp, w);
 		w->done = true;
 		req->cur = (req->cur + 1) & q->index_mask;
+		/*
+		 * A failed WQE completes in the flush that follows the QP's
+		 * move to SQE or ERR: its consumer must find the QP there.
+		 */
+		if (w->status)
+			return SROCE_REQ_ERROR;
 		sroce_comp_advance(qp);
-		return w->status ? SROCE_REQ_ERROR : SROCE_REQ_AGAIN;
+		return SROCE_REQ_AGAIN;
 	}
 
 	if (!conn) {
 		w->status = sroce_req_ud(qp, w, skbp, av);
 		w->done = true;
 		req->cur = (req->cur + 1) & q->index_mask;
-		sroce_comp_advance(qp);
 		if (w->status != IB_WC_SUCCESS)
-			return SROCE_REQ_ERROR;
+			return SROCE_REQ_ERROR;	/* completed by the flush */
+		sroce_comp_advance(qp);
 		return *skbp ? SROCE_REQ_SEND : SROCE_REQ_AGAIN;
 	}
 
