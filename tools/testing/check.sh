@@ -26,8 +26,9 @@
 # SROCE_PARALLEL=0 runs the kernels one after the other, not side by side;
 # SROCE_VM_SMP sets the vCPUs of a one-guest suite (default 1 with kernels
 # side by side, else 2); with kernels side by side, the SROCE_SMP_TESTS
-# suites (default t_rc t_perf t_hostile: its index races need a second
-# CPU for the racer) run afterwards with two vCPUs;
+# suites (default t_rc t_perf t_hostile t_peerfuzz: t_hostile's index
+# races need a second CPU for the racer, t_peerfuzz's frames one to
+# arrive while a reset is under way) run afterwards with two vCPUs;
 # TEST_PROG_DIRS: the directories of test programs the guests run, each
 # built with make -C in the tools step (a directory that does not exist
 # is left out).
@@ -44,7 +45,7 @@ KVERS=${KVERS:-$(for d in /lib/modules/*/build; do
 	[ -e "$d/Makefile" ] && [ -e "/boot/vmlinuz-$k" ] && echo "$k"
 done | sort -V)}
 SROCE_TESTS=${SROCE_TESTS:-t_badinput t_lifecycle t_cycles t_uverbs t_vfuzz t_qp t_ud t_rc t_rcerr t_spoof t_peerfuzz t_hostile t_frames t_integrity t_loss t_faults t_cc t_rdmacm t_mcast t_netns t_security t_perf t_bench t_pyverbs p_wire p_interop}
-SROCE_SMP_TESTS=${SROCE_SMP_TESTS-t_rc t_perf t_hostile}
+SROCE_SMP_TESTS=${SROCE_SMP_TESTS-t_rc t_perf t_hostile t_peerfuzz}
 SROCE_VM_TIMEOUT=${SROCE_VM_TIMEOUT:-900}
 TEST_PROG_DIRS=${TEST_PROG_DIRS-tools/sroce-verify tools/testing/security tools/testing/hostile tools/testing/vfuzz}
 results=${SROCE_RESULTS:-$tree/results/check-$(date +%Y%m%d-%H%M%S)}

@@ -450,14 +450,16 @@ static void sroce_qp_flush(struct sroce_qp *qp)
  * @qp: queue pair
  *
  * Any context except hard IRQ; no QP lock held.  Everything outstanding
- * completes (flushed); an SRQ-attached QP reports its last WQE.
+ * completes (flushed); an SRQ-attached QP reports its last WQE.  A QP in
+ * RESET or INIT has no data path: an error found late, by a packet or a
+ * timer of the connection a reset ended, must not fail the next one.
  */
 void sroce_qp_error(struct sroce_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET) {
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		return;
 	}

@@ -847,6 +847,17 @@ static void sroce_resp_conn(struct sroce_qp *qp, const struct sroce_rxp *rx,
 
 	sroce_req_heard(qp);
 	spin_lock_irqsave(&rs->lock, flags);
+	/*
+	 * Again under the lock that a reset takes to start the connection
+	 * over: a packet of the old one must not act on the new one (its
+	 * receive WQEs, its state) once the QP went through RESET.
+	 */
+	if (READ_ONCE(qp->state) < IB_QPS_RTR ||
+	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+		spin_unlock_irqrestore(&rs->lock, flags);
+		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QP_STATE, 1);
+		return;
+	}
 	if (!rs->comm_est) {
 		/* IBTA 11.6.3: the first packet received in RTR. */
 		rs->comm_est = true;
