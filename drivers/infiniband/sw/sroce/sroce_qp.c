@@ -723,6 +723,16 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (new != cur) {
 		spin_lock_irqsave(&qp->state_lock, flags);
+		/*
+		 * The data path may have moved the QP to SQE or ERR since
+		 * cur was read: only RESET and ERR leave those from anywhere.
+		 */
+		if (qp->state != cur && new != IB_QPS_ERR &&
+		    new != IB_QPS_RESET) {
+			spin_unlock_irqrestore(&qp->state_lock, flags);
+			err = -EINVAL;
+			goto out;
+		}
 		qp->state = new;
 		qp->attr.qp_state = new;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
