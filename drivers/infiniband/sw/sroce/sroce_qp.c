@@ -398,8 +398,8 @@ static void sroce_sq_flush(struct sroce_qp *qp)
 			/* A failed WQE behind a flushed one: its own status. */
 			struct ib_wc wc = {
 				.wr_id = w->wr_id, .status = w->status,
-				.opcode = IB_WC_SEND, .qp = &qp->ibqp,
-				.port_num = 1,
+				.opcode = sroce_wr_desc(w->opcode)->wc_opcode,
+				.qp = &qp->ibqp, .port_num = 1,
 			};
 
 			sroce_queue_advance_consumer(q);
