@@ -440,20 +440,23 @@ VERIFY_SPID=
 VERIFY_CPID=
 
 verify_start() {
-	local wall=${VERIFY_WALL:-300}
+	local wall=${VERIFY_WALL:-300} listen stall
+	# A debug kernel runs everything several times slower.
+	listen=$(hang_bound 30)
+	stall=$(hang_bound "${VERIFY_STALL:-30}")
 	VERIFY_SUMMARY= VERIFY_WHY= VERIFY_CPID=
 	VERIFY_PORT=$((VERIFY_PORT + 1))
 	: >"$VERIFY_CLOG"
 	in_ns "$NS_S" timeout -k 5 $((wall + 30)) "$VERIFY" -d "$DEV_S" \
-		-t "${VERIFY_STALL:-30}" -g "$GID_S" -p "$VERIFY_PORT" ${VERIFY_SARGS:-} \
+		-t "$stall" -g "$GID_S" -p "$VERIFY_PORT" ${VERIFY_SARGS:-} \
 		>"$VERIFY_SLOG" 2>&1 &
 	VERIFY_SPID=$!
-	if ! wait_until 30 tcp_listening "$NS_S" "$VERIFY_PORT"; then
-		VERIFY_WHY="server not listening after 30 s"
+	if ! wait_until "$listen" tcp_listening "$NS_S" "$VERIFY_PORT"; then
+		VERIFY_WHY="server not listening after $listen s"
 		return 1
 	fi
 	in_ns "$NS_C" timeout -k 5 "$wall" "$VERIFY" -d "$DEV_C" \
-		-t "${VERIFY_STALL:-30}" -g "$GID_C" -p "$VERIFY_PORT" \
+		-t "$stall" -g "$GID_C" -p "$VERIFY_PORT" \
 		-s "$VERIFY_SEED" "$@" "$IP_S" >"$VERIFY_CLOG" 2>&1 &
 	VERIFY_CPID=$!
 }

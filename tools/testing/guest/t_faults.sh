@@ -36,12 +36,13 @@ long_transfer() {
 }
 
 # in_flight: the client is running and moves data (within 10 s of its
-# start: under TCG, connecting and registering the MRs take a while).
+# start, hang_bound()'s 10 s on a debug kernel: under TCG, connecting and
+# registering the MRs take a while).
 # If it is gone, its log says why.
 in_flight() {
 	local t0 i
 	t0=$(hw_stat sroce_a tx_packets)
-	for i in $(seq 1 20); do
+	for i in $(seq 1 $(($(hang_bound 10) * 2))); do
 		sleep 0.5
 		if ! kill -0 "$VERIFY_CPID" 2>/dev/null; then
 			tail -n 3 "$VERIFY_CLOG" | sed 's/^/# client: /'

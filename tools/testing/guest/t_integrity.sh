@@ -127,13 +127,13 @@ verify() {
 	in_ns "$NS_S" timeout -k 5 300 "$VERIFY" -d "$DEV_S" -t 30 -g "$GID_S" \
 		-p "$PORT" ${SRV_HUGE:+-H} >"$SRV_LOG" 2>&1 &
 	srv=$!
-	if wait_for 30 tcp_listening; then
+	if wait_for "$(hang_bound 30)" tcp_listening; then
 		in_ns "$NS_C" timeout -k 5 240 "$VERIFY" -d "$DEV_C" -t 30 \
 			-g "$GID_C" -p "$PORT" -s "$SEED" "$@" "${EXTRA[@]}" "$IP_S" \
 			>"$CLI_LOG" 2>&1
 		crc=$?
 	else
-		why="server not listening after 30 s"
+		why="server not listening after $(hang_bound 30) s"
 		crc=-1
 	fi
 	if ! wait_for 30 eval '! kill -0 '"$srv"' 2>/dev/null'; then
