@@ -459,7 +459,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+	if (!sroce_qp_state_live(qp->state)) {
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		return;
 	}

@@ -192,6 +192,16 @@ struct sroce_rdres {
 	u64 orig;		/* ATOMIC: value returned (replayed if dup) */
 };
 
+/*
+ * Whether a QP in @state has a data path: it takes and answers packets
+ * from RTR on, and not in ERR (IBTA 10.3.1).  Callers read the state
+ * once, so that one packet sees one state.
+ */
+static inline bool sroce_qp_state_live(enum ib_qp_state state)
+{
+	return state >= IB_QPS_RTR && state != IB_QPS_ERR;
+}
+
 /* Whether @res has READ responses still to send. */
 static inline bool sroce_rdres_unsent(const struct sroce_rdres *res)
 {

@@ -852,8 +852,7 @@ static void sroce_resp_conn(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	 * over: a packet of the old one must not act on the new one (its
 	 * receive WQEs, its state) once the QP went through RESET.
 	 */
-	if (READ_ONCE(qp->state) < IB_QPS_RTR ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR) {
+	if (!sroce_qp_state_live(READ_ONCE(qp->state))) {
 		spin_unlock_irqrestore(&rs->lock, flags);
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QP_STATE, 1);
 		return;
@@ -1073,7 +1072,7 @@ static int sroce_resp_read_burst(struct sroce_qp *qp, int budget)
 		spin_lock_irqsave(&rs->lock, flags);
 		skb = NULL;
 		frame.len = 0;
-		if (qp->state >= IB_QPS_RTR && qp->state <= IB_QPS_SQE)
+		if (sroce_qp_state_live(READ_ONCE(qp->state)))
 			skb = sroce_resp_read_next(qp, &res, &psn, &frame);
 		av = qp->av;
 		sent = res ? res->sent - 1 : 0;
@@ -1180,7 +1179,7 @@ void sroce_resp_rx(struct sroce_qp *qp, const struct sroce_rxp *rx,
 	u8 qpt = pkt->info->qpt;
 
 	/* IBTA 10.3.1: packets are accepted from RTR on, and not in ERR. */
-	if (state < IB_QPS_RTR || state == IB_QPS_ERR) {
+	if (!sroce_qp_state_live(state)) {
 		sroce_count(sdev->stats, SROCE_CNT_RX_DROP_QP_STATE, 1);
 		return;
 	}
